@@ -1,0 +1,82 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let log = Target.Dependency.product(name: "Logging", package: "swift-log")
+let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
+let nio = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
+
+/// A module every service uses, under `Shared/<name>`.
+func shared(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .target(name: name, dependencies: dependencies, path: "Shared/\(name)")
+}
+
+/// A C library from the system, visible only to its Swift wrapper.
+func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, path: "Shared/\(name)", pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+/// The services, each declared the same way: its library (routes, storage, consumers) in
+/// `Services/<Name>`, its thin executable `postly-<name>` in `Services/<Name>/main`, and
+/// its contract tests in `Tests/<Name>Tests`. Services are added here as their issues land.
+let services: [String] = []
+
+func serviceTargets(_ name: String) -> [Target] {
+    let library = "\(name)Service"
+    return [
+        .target(name: library, dependencies: ["PostlyService"], path: "Services/\(name)", exclude: ["main"]),
+        .executableTarget(name: "postly-\(name.lowercased())", dependencies: [.target(name: library)], path: "Services/\(name)/main"),
+        .testTarget(name: "\(name)Tests", dependencies: [.target(name: library), "TestSupport", hummingbirdTesting]),
+    ]
+}
+
+let package = Package(
+    name: "Postly",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "PostlyModels", targets: ["PostlyModels"]),
+        .library(name: "PostlyPostgres", targets: ["PostlyPostgres"]),
+        .library(name: "PostlyKafka", targets: ["PostlyKafka"]),
+        .library(name: "PostlyCurl", targets: ["PostlyCurl"]),
+        .library(name: "PostlyEvents", targets: ["PostlyEvents"]),
+        .library(name: "PostlyService", targets: ["PostlyService"]),
+    ] + services.map { .executable(name: "postly-\($0.lowercased())", targets: ["postly-\($0.lowercased())"]) },
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        cLibrary("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),
+        cLibrary("CRdKafka", pkgConfig: "rdkafka", apt: "librdkafka-dev"),
+        cLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+
+        shared("PostlyModels", []),
+        shared("PostlyPostgres", ["CLibPQ", log, nio, lifecycle]),
+        shared("PostlyKafka", ["CRdKafka", log, nio, lifecycle]),
+        shared("PostlyCurl", ["CCurl", log, nio]),
+        shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle]),
+        shared("PostlyService", [
+            "PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyCurl", "PostlyEvents",
+            hummingbird, log, metrics, lifecycle,
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+
+        // Tests: one target per module, and the harness they share.
+        .target(name: "TestSupport", dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka"], path: "Tests/TestSupport"),
+        .testTarget(name: "PostlyModelsTests", dependencies: ["PostlyModels", "TestSupport"]),
+        .testTarget(name: "PostlyPostgresTests", dependencies: ["PostlyPostgres", "TestSupport"]),
+        .testTarget(name: "PostlyKafkaTests", dependencies: ["PostlyKafka", "TestSupport"]),
+        .testTarget(name: "PostlyCurlTests", dependencies: ["PostlyCurl", "TestSupport", hummingbird]),
+        .testTarget(name: "PostlyEventsTests", dependencies: ["PostlyEvents", "TestSupport"]),
+        .testTarget(name: "PostlyServiceTests", dependencies: ["PostlyService", "TestSupport", hummingbirdTesting]),
+    ] + services.flatMap(serviceTargets)
+)
+

