@@ -70,7 +70,10 @@ let package = Package(
         ]),
 
         // Tests: one target per module, and the harness they share.
-        .target(name: "TestSupport", dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyService", .product(name: "JWTKit", package: "jwt-kit")],
+            path: "Tests/TestSupport"),
         .testTarget(name: "PostlyModelsTests", dependencies: ["PostlyModels", "TestSupport"]),
         .testTarget(name: "PostlyPostgresTests", dependencies: ["PostlyPostgres", "TestSupport"]),
         .testTarget(name: "PostlyKafkaTests", dependencies: ["PostlyKafka", "TestSupport"]),

@@ -1,0 +1,144 @@
+import Logging
+import Metrics
+import PostlyKafka
+import PostlyModels
+import PostlyPostgres
+import ServiceLifecycle
+
+/// Publishes pending outbox rows to Kafka and marks them sent after the broker's delivery
+/// report. Wakes on `NOTIFY` when a transaction adds events (a safety poll catches the
+/// rest), backs off while the broker is down, and is safe with several instances: each
+/// takes rows `FOR UPDATE SKIP LOCKED`, and leaves a key alone while another instance
+/// holds an earlier event of it, so events stay in order per key.
+///
+/// Delivery is at least once: an instance that dies between publishing and marking leaves
+/// its rows pending, and they are published again. Consumers skip what they have applied.
+public final class OutboxRelay: Service {
+    public struct Configuration: Sendable {
+        public var batchSize: Int
+        /// How often to look even without a notification.
+        public var pollInterval: Duration
+        public var maximumBackoff: Duration
+        /// Sent rows are deleted after this long.
+        public var retention: Duration
+
+        public init(batchSize: Int = 500, pollInterval: Duration = .seconds(1), maximumBackoff: Duration = .seconds(5), retention: Duration = .seconds(86_400)) {
+            self.batchSize = batchSize
+            self.pollInterval = pollInterval
+            self.maximumBackoff = maximumBackoff
+            self.retention = retention
+        }
+    }
+
+    private let database: Database
+    private let publisher: any EventPublisher
+    private let configuration: Configuration
+    private let logger: Logger
+    private let published = Counter(label: "postly_outbox_published_total")
+
+    public init(database: Database, publisher: any EventPublisher, configuration: Configuration = .init(), logger: Logger) {
+        self.database = database
+        self.publisher = publisher
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        // One buffered wake-up at most: notifications that arrive while a batch is being
+        // published collapse into one more look.
+        let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in self.database.listen(channel: Outbox.channel) { wake.yield() }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    wake.yield()
+                    try? await Task.sleep(for: self.configuration.pollInterval)
+                }
+            }
+            var backoff = Duration.milliseconds(100)
+            var lastPurge = ContinuousClock.now
+            for await _ in wakeUps.cancelOnGracefulShutdown() {
+                do {
+                    // A full batch means there may be more.
+                    while try await publishPending() == configuration.batchSize {}
+                    backoff = .milliseconds(100)
+                    if lastPurge.duration(to: .now) > .seconds(600) {
+                        try await purgeSent()
+                        lastPurge = .now
+                    }
+                } catch {
+                    logger.warning("outbox relay cannot publish; retrying", metadata: ["error": "\(error)", "backoff": "\(backoff)"])
+                    try? await Task.sleep(for: backoff)
+                    backoff = min(backoff * 2, configuration.maximumBackoff)
+                    wake.yield()
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Publishes one batch; returns how many rows it took.
+    @discardableResult
+    public func publishPending() async throws -> Int {
+        try await database.transaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, topic, key, payload FROM outbox WHERE sent_at IS NULL
+                ORDER BY id LIMIT \(configuration.batchSize) FOR UPDATE SKIP LOCKED
+                """)
+            guard !rows.isEmpty else { return 0 }
+            var pending = try rows.map { row in
+                OutboxRow(
+                    id: try row.decode("id", as: Int64.self), topic: try row.decode("topic", as: String.self),
+                    key: try row.decode("key", as: String.self), payload: try row.decode("payload", as: [UInt8].self))
+            }
+            // Another instance holds an earlier event of these keys: leave them for later.
+            let ids = pending.map(\.id)
+            let blocked = try await connection.query(
+                """
+                SELECT DISTINCT key FROM outbox
+                WHERE sent_at IS NULL AND key = ANY(\(Array(Set(pending.map(\.key)))))
+                  AND id < \(ids.max()!) AND NOT (id = ANY(\(ids)))
+                """
+            ).map { try $0.decode("key", as: String.self) }
+            if !blocked.isEmpty {
+                pending.removeAll { blocked.contains($0.key) }
+            }
+            let results = await publisher.publish(pending.map { KafkaOutgoingMessage(topic: $0.topic, key: $0.key, value: $0.payload) })
+            // After a failed event, its key's later events wait too, to keep the order.
+            var failedKeys: Set<String> = []
+            var sent: [Int64] = []
+            var firstError: (any Error)?
+            for (row, result) in zip(pending, results) {
+                switch result {
+                case .success where !failedKeys.contains(row.key): sent.append(row.id)
+                case .success: break
+                case .failure(let error):
+                    failedKeys.insert(row.key)
+                    firstError = firstError ?? error
+                }
+            }
+            if !sent.isEmpty {
+                try await connection.execute("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(sent))")
+                published.increment(by: sent.count)
+            }
+            if let firstError { throw firstError }
+            return rows.count
+        }
+    }
+
+    private func purgeSent() async throws {
+        let seconds = Int(configuration.retention.components.seconds)
+        try await database.execute("DELETE FROM outbox WHERE sent_at < now() - make_interval(secs => \(seconds))")
+    }
+
+    struct OutboxRow {
+        var id: Int64
+        var topic: String
+        var key: String
+        var payload: [UInt8]
+    }
+}
+

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The one envelope of every Postly event.
+///
+/// `key` is the aggregate id and the Kafka message key, so one aggregate's events stay in
+/// order on one partition. `sequence` grows with every change of the aggregate; a consumer
+/// applies an event only if its sequence is newer than the one it has, which makes
+/// redelivery and replay harmless.
+public struct Event: Codable, Sendable, Hashable {
+    public static let currentSchemaVersion = 1
+
+    public var id: UUID
+    public var type: EventType
+    public var schemaVersion: Int
+    public var occurredAt: Date
+    /// The service that wrote it, such as `posts`.
+    public var producer: String
+    public var key: String
+    public var sequence: Int64
+    /// The user whose action caused the event, if a user did.
+    public var actorId: String?
+    public var data: EventData
+
+    public init(
+        id: UUID = UUID(), occurredAt: Date = Date(), producer: String, key: String, sequence: Int64,
+        actorId: String?, data: EventData
+    ) {
+        self.id = id
+        self.type = data.type
+        self.schemaVersion = Self.currentSchemaVersion
+        self.occurredAt = occurredAt
+        self.producer = producer
+        self.key = key
+        self.sequence = sequence
+        self.actorId = actorId
+        self.data = data
+    }
+
+    public var topic: Topic { type.topic }
+
+    enum CodingKeys: String, CodingKey {
+        case id, type, schemaVersion, occurredAt, producer, key, sequence, actorId, data
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        type = try container.decode(EventType.self, forKey: .type)
+        schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
+        occurredAt = try container.decode(Date.self, forKey: .occurredAt)
+        producer = try container.decode(String.self, forKey: .producer)
+        key = try container.decode(String.self, forKey: .key)
+        sequence = try container.decode(Int64.self, forKey: .sequence)
+        actorId = try container.decodeIfPresent(String.self, forKey: .actorId)
+        data = try EventData(type: type, from: container.superDecoder(forKey: .data))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(type, forKey: .type)
+        try container.encode(schemaVersion, forKey: .schemaVersion)
+        try container.encode(occurredAt, forKey: .occurredAt)
+        try container.encode(producer, forKey: .producer)
+        try container.encode(key, forKey: .key)
+        try container.encode(sequence, forKey: .sequence)
+        try container.encode(actorId, forKey: .actorId)
+        try data.encode(to: container.superEncoder(forKey: .data))
+    }
+}

@@ -1,0 +1,37 @@
+/// The `pagination` object of every paginated response.
+public struct Pagination: Codable, Sendable, Hashable {
+    public var total: Int
+    public var page: Int
+    public var limit: Int
+    /// `ceil(total / limit)`, 0 when there is nothing.
+    public var totalPages: Int
+
+    public init(total: Int, page: Int, limit: Int) {
+        self.total = total
+        self.page = page
+        self.limit = limit
+        self.totalPages = limit > 0 ? (total + limit - 1) / limit : 0
+    }
+}
+
+/// `{"posts": [...], "pagination": {...}}`
+public struct PostPage: Codable, Sendable, Hashable {
+    public var posts: [Post]
+    public var pagination: Pagination
+
+    public init(posts: [Post], pagination: Pagination) {
+        self.posts = posts
+        self.pagination = pagination
+    }
+}
+
+/// `{"notifications": [...], "pagination": {...}}`
+public struct NotificationPage: Codable, Sendable, Hashable {
+    public var notifications: [Notification]
+    public var pagination: Pagination
+
+    public init(notifications: [Notification], pagination: Pagination) {
+        self.notifications = notifications
+        self.pagination = pagination
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+public enum PostStatus: String, Codable, Sendable, CaseIterable {
+    case published
+    case draft
+}
+
+/// A post as the clients decode it: every key present (`null` where empty), `_id` as the id.
+public struct Post: Codable, Sendable, Hashable {
+    public var id: String
+    public var title: String
+    /// Markdown as written by the author.
+    public var content: String
+    /// `content` rendered to sanitized HTML.
+    public var contentHtml: String
+    /// Plain text, at most 200 characters.
+    public var excerpt: String
+    public var slug: String
+    public var status: PostStatus
+    /// An absolute http(s) URL.
+    public var coverImage: String?
+    public var author: Author
+    public var views: Int
+    public var likes: Int
+    /// Oldest first.
+    public var comments: [Comment]
+    public var commentsCount: Int
+    /// Minutes.
+    public var readTime: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var publishedAt: Date?
+    public var version: Int
+
+    public init(
+        id: String, title: String, content: String, contentHtml: String, excerpt: String, slug: String,
+        status: PostStatus, coverImage: String?, author: Author, views: Int, likes: Int, comments: [Comment],
+        commentsCount: Int, readTime: Int, createdAt: Date, updatedAt: Date, publishedAt: Date?, version: Int
+    ) {
+        self.id = id
+        self.title = title
+        self.content = content
+        self.contentHtml = contentHtml
+        self.excerpt = excerpt
+        self.slug = slug
+        self.status = status
+        self.coverImage = coverImage
+        self.author = author
+        self.views = views
+        self.likes = likes
+        self.comments = comments
+        self.commentsCount = commentsCount
+        self.readTime = readTime
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.publishedAt = publishedAt
+        self.version = version
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id = "_id", title, content, contentHtml, excerpt, slug, status, coverImage, author, views, likes,
+            comments, commentsCount, readTime, createdAt, updatedAt, publishedAt, version
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(content, forKey: .content)
+        try container.encode(contentHtml, forKey: .contentHtml)
+        try container.encode(excerpt, forKey: .excerpt)
+        try container.encode(slug, forKey: .slug)
+        try container.encode(status, forKey: .status)
+        try container.encode(coverImage, forKey: .coverImage)
+        try container.encode(author, forKey: .author)
+        try container.encode(views, forKey: .views)
+        try container.encode(likes, forKey: .likes)
+        try container.encode(comments, forKey: .comments)
+        try container.encode(commentsCount, forKey: .commentsCount)
+        try container.encode(readTime, forKey: .readTime)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(publishedAt, forKey: .publishedAt)
+        try container.encode(version, forKey: .version)
+    }
+}

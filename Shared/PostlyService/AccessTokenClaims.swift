@@ -1,0 +1,44 @@
+import Foundation
+import JWTKit
+
+/// The claims of a Postly access token, signed by the auth service and verified by
+/// every service with the auth service's public keys.
+public struct AccessTokenClaims: JWTPayload, Equatable {
+    /// The user id.
+    public var sub: SubjectClaim
+    /// The session id; logout revokes it everywhere.
+    public var sid: String
+    public var iat: IssuedAtClaim
+    public var exp: ExpirationClaim
+    public var iss: IssuerClaim
+    /// The user's display name when the token was issued.
+    public var name: String
+
+    public init(userId: String, sessionId: String, name: String, issuer: String, issuedAt: Date, expiresAt: Date) {
+        self.sub = SubjectClaim(value: userId)
+        self.sid = sessionId
+        self.iat = IssuedAtClaim(value: issuedAt)
+        self.exp = ExpirationClaim(value: expiresAt)
+        self.iss = IssuerClaim(value: issuer)
+        self.name = name
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// Who is calling, from a verified access token.
+public struct Identity: Sendable, Hashable {
+    public var userId: String
+    public var sessionId: String
+    public var name: String
+    public var expiresAt: Date
+
+    public init(userId: String, sessionId: String, name: String, expiresAt: Date) {
+        self.userId = userId
+        self.sessionId = sessionId
+        self.name = name
+        self.expiresAt = expiresAt
+    }
+}

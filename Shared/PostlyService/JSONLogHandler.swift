@@ -1,0 +1,42 @@
+import Foundation
+import Logging
+import PostlyModels
+
+/// One JSON object per line on standard output: time, level, service, message, and the
+/// metadata (the request id among it). Secrets never reach it: nothing logs them.
+public struct JSONLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level
+    let label: String
+
+    public init(label: String, level: Logger.Level) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var object: [String: String] = [:]
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+            object[key] = "\(value)"
+        }
+        object["time"] = Timestamp.format(Date())
+        object["level"] = event.level.rawValue
+        object["logger"] = label
+        object["message"] = "\(event.message)"
+        guard var line = try? Self.encoder.encode(object) else { return }
+        line.append(0x0A)
+        line.withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
+        fflush(stdout)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

@@ -1,0 +1,40 @@
+import Hummingbird
+
+/// `page` (>= 1, default 1) and `limit` (1...100, default 10) from the query; anything
+/// else answers 400.
+public struct PageRequest: Sendable, Hashable {
+    public var page: Int
+    public var limit: Int
+
+    public var offset: Int { (page - 1) * limit }
+
+    public init(page: Int = 1, limit: Int = 10) {
+        self.page = page
+        self.limit = limit
+    }
+
+    public init(query: Parameters, defaultLimit: Int = 10) throws {
+        self.page = try Self.integer(query, "page", in: 1...Int(Int32.max), default: 1)
+        self.limit = try Self.integer(query, "limit", in: 1...100, default: defaultLimit)
+    }
+
+    /// Whether the query asks for a page at all (some routes answer everything without one).
+    public static func isRequested(in query: Parameters) -> Bool {
+        query["page"] != nil || query["limit"] != nil
+    }
+
+    static func integer(_ query: Parameters, _ name: String, in range: ClosedRange<Int>, default value: Int) throws -> Int {
+        guard let text = query[name] else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw APIError.badRequest("'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+}
+
+extension Request {
+    /// The page the query asks for.
+    public func pageRequest() throws -> PageRequest {
+        try PageRequest(query: uri.queryParameters)
+    }
+}

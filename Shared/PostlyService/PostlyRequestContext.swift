@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import PostlyModels
+
+/// The request context of every Postly service: the request id, who is calling, and the
+/// one JSON configuration for bodies.
+public struct PostlyRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Echoed from `X-Request-ID` or generated; on every response and every log line.
+    public var requestId: String
+    /// Set by `AuthenticationMiddleware` when the request carries a valid access token.
+    public var identity: Identity?
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.requestId = ""
+        self.identity = nil
+    }
+
+    public var requestDecoder: JSONDecoder { Self.decoder }
+    public var responseEncoder: JSONEncoder { Self.encoder }
+    public var maxUploadSize: Int { RequestLimits.maxBodyBytes }
+
+    private static let decoder = PostlyJSON.decoder()
+    private static let encoder = PostlyJSON.encoder()
+
+    /// The caller, or 401 for routes that need one.
+    public func requireIdentity() throws -> Identity {
+        guard let identity else { throw APIError.unauthorized("Authentication required") }
+        return identity
+    }
+}
+
+public enum RequestLimits {
+    /// Bodies over 1 MiB answer 413.
+    public static let maxBodyBytes = 1 << 20
+}

@@ -1,0 +1,21 @@
+import PostlyKafka
+import PostlyPostgres
+
+/// One dependency that `/health/ready` checks.
+public struct ReadinessCheck: Sendable {
+    public var name: String
+    public var check: @Sendable () async throws -> Void
+
+    public init(name: String, check: @escaping @Sendable () async throws -> Void) {
+        self.name = name
+        self.check = check
+    }
+
+    public static func database(_ database: Database) -> ReadinessCheck {
+        ReadinessCheck(name: "database") { try await database.ping() }
+    }
+
+    public static func broker(_ kafka: KafkaConfiguration) -> ReadinessCheck {
+        ReadinessCheck(name: "broker") { try await KafkaTopics.ping(configuration: kafka) }
+    }
+}

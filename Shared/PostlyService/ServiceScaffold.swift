@@ -1,0 +1,63 @@
+import Hummingbird
+import Logging
+import PostlyCurl
+import PostlyKafka
+import ServiceLifecycle
+
+/// What every service is built on, the same way: the middleware chain, token verification
+/// with the deny-list, the operations routes, and the long-running services that go with
+/// them. A service's `App+build.swift` makes one, adds its own routes to `router`, and runs
+/// `services` plus its own in one `Application`.
+public struct ServiceScaffold: Sendable {
+    public let name: String
+    public let configuration: ServiceConfiguration
+    public let logger: Logger
+    public let httpClient: CurlHTTPClient
+    public let denyList: SessionDenyList
+    public let verifier: AccessTokenVerifier
+
+    /// Builds the scaffold. `fetchJWKS` replaces fetching `configuration.jwksURL` (the auth
+    /// service hands over its own keys; tests hand over a test key set).
+    public init(name: String, configuration: ServiceConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil) {
+        self.name = name
+        self.configuration = configuration
+        self.logger = logger
+        let httpClient = CurlHTTPClient(logger: logger)
+        self.httpClient = httpClient
+        self.denyList = SessionDenyList()
+        let jwksURL = configuration.jwksURL
+        self.verifier = AccessTokenVerifier(
+            configuration: .init(issuer: configuration.issuer), denyList: denyList, logger: logger,
+            fetchJWKS: fetchJWKS ?? {
+                let response = try await httpClient.execute(.get(jwksURL))
+                guard response.status == 200 else { throw APIError.unavailable("The auth service's keys are unavailable") }
+                return String(decoding: response.body, as: UTF8.self)
+            })
+    }
+
+    /// A router with the middleware chain every service has (request id, problem documents,
+    /// metrics, authentication) and the operations routes.
+    public func makeRouter(openAPIDocument: String, readinessChecks: [ReadinessCheck]) -> Router<PostlyRequestContext> {
+        let router = Router(context: PostlyRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: ProblemMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: AuthenticationMiddleware(verifier: verifier))
+        OperationsRoutes(openAPIDocument: openAPIDocument, readinessChecks: readinessChecks, metrics: PostlyMetrics.registry)
+            .add(to: router)
+        return router
+    }
+
+    /// The long-running parts of the scaffold, for the application's service group.
+    public var services: [any Service] {
+        [
+            verifier,
+            SessionRevocationListener(kafka: configuration.kafka, serviceName: name, denyList: denyList, logger: logger),
+        ]
+    }
+
+    /// The HTTP server's configuration.
+    public var applicationConfiguration: ApplicationConfiguration {
+        ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "postly-\(name)")
+    }
+}

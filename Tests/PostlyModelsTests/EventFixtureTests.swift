@@ -1,0 +1,53 @@
+import Foundation
+import PostlyModels
+import Testing
+import TestSupport
+
+/// Every event type has a sample, and every sample decodes and encodes back unchanged:
+/// the samples are the event contract between services.
+@Suite struct EventFixtureTests {
+    @Test(arguments: EventType.allCases)
+    func sampleDecodesAndEncodesBackUnchanged(type: EventType) throws {
+        let data = try EventFixtures.data(type)
+        let event = try PostlyJSON.decoder().decode(Event.self, from: data)
+        #expect(event.type == type)
+        #expect(event.data.type == type)
+        #expect(event.schemaVersion == Event.currentSchemaVersion)
+        let original = try JSONSerialization.jsonObject(with: data) as? NSDictionary
+        let reencoded = try JSONSerialization.jsonObject(with: PostlyJSON.encoder().encode(event)) as? NSDictionary
+        #expect(withoutNulls(original) == withoutNulls(reencoded))
+    }
+
+    @Test func eventsAreRoutedToTheirTopic() throws {
+        #expect(try EventFixtures.event(.sessionRevoked).topic == .users)
+        #expect(try EventFixtures.event(.postLiked).topic == .posts)
+        #expect(try EventFixtures.event(.commentDeleted).topic == .comments)
+    }
+
+    @Test func anEnvelopeWithAnUnknownTypeDoesNotDecode() throws {
+        var object = try #require(JSONSerialization.jsonObject(with: EventFixtures.data(.postCreated)) as? [String: Any])
+        object["type"] = "post.exploded"
+        let data = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: DecodingError.self) { try PostlyJSON.decoder().decode(Event.self, from: data) }
+    }
+
+    @Test func dataThatDoesNotFitTheTypeDoesNotDecode() throws {
+        var object = try #require(JSONSerialization.jsonObject(with: EventFixtures.data(.postCreated)) as? [String: Any])
+        object["type"] = "session.revoked"
+        let data = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: DecodingError.self) { try PostlyJSON.decoder().decode(Event.self, from: data) }
+    }
+
+    /// Optional keys may be written as null or left out; both mean the same.
+    func withoutNulls(_ value: Any?) -> NSObject? {
+        switch value {
+        case let dictionary as [String: Any]:
+            var result: [String: NSObject] = [:]
+            for (key, value) in dictionary where !(value is NSNull) { result[key] = withoutNulls(value) }
+            return result as NSDictionary
+        case let array as [Any]: return array.compactMap { withoutNulls($0) } as NSArray
+        case let object as NSObject: return object
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import PostlyModels
+import Testing
+
+@Suite struct TimestampTests {
+    @Test func writesUTCWithExactlyThreeFractionalDigits() throws {
+        let date = try #require(Timestamp.parse("2026-11-21T06:44:12.123Z"))
+        #expect(Timestamp.format(date) == "2026-11-21T06:44:12.123Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000)) == "2026-11-18T08:26:40.000Z")
+    }
+
+    @Test func neverRoundsIntoTheNextSecond() {
+        let almostNextSecond = Date(timeIntervalSince1970: 1_795_000_000.9996)
+        #expect(Timestamp.format(almostNextSecond) == "2026-11-18T08:26:40.999Z")
+    }
+
+    @Test func readsTimestampsWithoutFractionOrWithOtherPrecisionOrOffset() throws {
+        let expected = try #require(Timestamp.parse("2026-11-21T06:44:12.000Z"))
+        #expect(Timestamp.parse("2026-11-21T06:44:12Z") == expected)
+        #expect(Timestamp.parse("2026-11-21T07:44:12+01:00") == expected)
+        let micro = try #require(Timestamp.parse("2026-11-21T06:44:12.123456Z"))
+        #expect(Timestamp.format(micro) == "2026-11-21T06:44:12.123Z")
+        #expect(Timestamp.parse("yesterday") == nil)
+    }
+
+    @Test func jsonCoderRoundTripsDatesAtMillisecondPrecision() throws {
+        struct Stamped: Codable { var at: Date }
+        let json = Data(#"{"at":"2026-11-21T06:44:12.123Z"}"#.utf8)
+        let decoded = try PostlyJSON.decoder().decode(Stamped.self, from: json)
+        #expect(String(decoding: try PostlyJSON.encoder().encode(decoded), as: UTF8.self) == #"{"at":"2026-11-21T06:44:12.123Z"}"#)
+    }
+
+    @Test func jsonCoderRejectsAGarbledTimestamp() {
+        struct Stamped: Codable { var at: Date }
+        #expect(throws: DecodingError.self) {
+            try PostlyJSON.decoder().decode(Stamped.self, from: Data(#"{"at":"21/11/2026"}"#.utf8))
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import Logging
+import PostlyService
+import Synchronization
+import Testing
+import TestSupport
+
+/// A token is accepted only when the auth service's current keys signed it, it is
+/// unexpired, from the right issuer, and its session is not revoked.
+@Suite struct AccessTokenTests {
+    func status(_ token: String, in app: TestApplication) async throws -> HTTPResponse.Status {
+        let result = Mutex<HTTPResponse.Status>(.ok)
+        try await app.test { client in
+            try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                result.withLock { $0 = response.status }
+                if response.status == .unauthorized {
+                    #expect(response.problem?.code == "unauthorized")
+                }
+            }
+        }
+        return result.withLock { $0 }
+    }
+
+    static func base64URL(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    @Test func validTokenIdentifiesTheCaller() async throws {
+        let app = try await TestApplication()
+        let token = try await app.issuer.token(userId: "user-1")
+        try await app.test { client in
+            try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"title":"user-1"}"#)
+            }
+        }
+    }
+
+    @Test func routeThatNeedsACallerAnswers401WithoutToken() async throws {
+        try await TestApplication().test { client in
+            try await client.execute(uri: "/api/me", method: .get) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[.contentType] == "application/problem+json")
+            }
+        }
+    }
+
+    @Test func expiredTokenIsRefused() async throws {
+        let app = try await TestApplication()
+        #expect(try await status(app.issuer.token(lifetime: -5), in: app) == .unauthorized)
+    }
+
+    @Test func tokenFromAnotherIssuerIsRefused() async throws {
+        let app = try await TestApplication()
+        #expect(try await status(app.issuer.token(issuer: "someone-else"), in: app) == .unauthorized)
+    }
+
+    @Test func tokenSignedByAnotherKeyWithTheSameKidIsRefused() async throws {
+        let app = try await TestApplication()
+        let impostor = try await TestTokenIssuer(keyId: app.issuer.keyId)
+        #expect(try await status(impostor.token(), in: app) == .unauthorized)
+    }
+
+    @Test func tokenSignedByAnUnknownKeyIsRefused() async throws {
+        let app = try await TestApplication()
+        #expect(try await status(TestTokenIssuer().token(), in: app) == .unauthorized)
+    }
+
+    @Test func algNoneIsRefused() async throws {
+        let app = try await TestApplication()
+        let valid = try await app.issuer.token()
+        let payload = valid.split(separator: ".")[1]
+        let header = Self.base64URL(#"{"alg":"none","typ":"JWT","kid":"\#(app.issuer.keyId)"}"#)
+        #expect(try await status("\(header).\(payload).", in: app) == .unauthorized)
+        let headerWithoutKid = Self.base64URL(#"{"alg":"none","typ":"JWT"}"#)
+        #expect(try await status("\(headerWithoutKid).\(payload).", in: app) == .unauthorized)
+    }
+
+    @Test func hs256SignedWithThePublicKeyIsRefused() async throws {
+        let app = try await TestApplication()
+        let jwks = try JSONDecoder().decode(JWKS.self, from: Data(app.issuer.jwks.utf8))
+        let publicKey = try #require(jwks.keys.first?.x)
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: publicKey), digestAlgorithm: .sha256, kid: JWKIdentifier(string: app.issuer.keyId))
+        let claims = AccessTokenClaims(
+            userId: "attacker", sessionId: "s", name: "A", issuer: "postly-auth", issuedAt: Date(),
+            expiresAt: Date().addingTimeInterval(600))
+        let forged = try await keys.sign(claims, kid: JWKIdentifier(string: app.issuer.keyId))
+        #expect(try await status(forged, in: app) == .unauthorized)
+    }
+
+    @Test func tamperedPayloadIsRefused() async throws {
+        let app = try await TestApplication()
+        let parts = try await app.issuer.token(userId: "user-1").split(separator: ".")
+        let payload = Self.base64URL(
+            #"{"sub":"admin","sid":"s","iat":1800000000,"exp":4102444800,"iss":"postly-auth","name":"Admin"}"#)
+        #expect(try await status("\(parts[0]).\(payload).\(parts[2])", in: app) == .unauthorized)
+    }
+
+    @Test(arguments: ["garbage", "a.b.c", "", "....", "eyJhbGciOiJFZERTQSJ9.e30.AAAA"])
+    func garbageIsRefused(token: String) async throws {
+        #expect(try await status(token, in: TestApplication()) == .unauthorized)
+    }
+
+    @Test func nonBearerAuthorizationIsRefused() async throws {
+        try await TestApplication().test { client in
+            try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Basic dXNlcjpwYXNz"]) { response in
+                #expect(response.status == .unauthorized)
+            }
+        }
+    }
+
+    @Test func revokedSessionIsRefused() async throws {
+        let app = try await TestApplication()
+        let token = try await app.issuer.token(sessionId: "session-1")
+        #expect(try await status(token, in: app) == .ok)
+        app.scaffold.denyList.revoke(sessionId: "session-1", until: Date().addingTimeInterval(3600))
+        #expect(try await status(token, in: app) == .unauthorized)
+    }
+
+    @Test func aRotatedKeyIsFetchedWhenATokenNamesIt() async throws {
+        let old = try await TestTokenIssuer(keyId: "old")
+        let new = try await TestTokenIssuer(keyId: "new")
+        let published = Mutex(old.jwks)
+        let fetches = Mutex(0)
+        let verifier = AccessTokenVerifier(
+            configuration: .init(unknownKeyRefetchInterval: .zero), denyList: SessionDenyList(), logger: Logger(label: "test")
+        ) {
+            fetches.withLock { $0 += 1 }
+            return published.withLock { $0 }
+        }
+        _ = try await verifier.verify(old.token())
+        await #expect(throws: APIError.self) { try await verifier.verify(new.token()) }
+        published.withLock { $0 = new.jwks }
+        _ = try await verifier.verify(new.token(userId: "u2"))
+        #expect(fetches.withLock { $0 } == 3)
+    }
+
+    @Test func unknownKeysDoNotMakeEveryRequestRefetch() async throws {
+        let issuer = try await TestTokenIssuer()
+        let fetches = Mutex(0)
+        let verifier = AccessTokenVerifier(
+            configuration: .init(unknownKeyRefetchInterval: .seconds(60)), denyList: SessionDenyList(), logger: Logger(label: "test")
+        ) {
+            fetches.withLock { $0 += 1 }
+            return issuer.jwks
+        }
+        let stranger = try await TestTokenIssuer()
+        for _ in 0..<20 {
+            await #expect(throws: APIError.self) { try await verifier.verify(stranger.token()) }
+        }
+        #expect(fetches.withLock { $0 } == 1)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostlyModels
+import PostlyService
+import TestSupport
+
+/// A small service on the scaffold, with one route of each kind the real services have.
+struct TestApplication {
+    struct Note: Codable, ResponseEncodable {
+        var title: String
+    }
+
+    let issuer: TestTokenIssuer
+    let scaffold: ServiceScaffold
+    let application: Application<RouterResponder<PostlyRequestContext>>
+
+    init(readiness: [ReadinessCheck] = [], issuer: TestTokenIssuer? = nil, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil) async throws {
+        let issuer = try await issuer ?? TestTokenIssuer()
+        self.issuer = issuer
+        let logger = Logger(label: "test")
+        let jwks = issuer.jwks
+        scaffold = ServiceScaffold(
+            name: "test", configuration: ServiceConfiguration(name: "test", defaultPort: 0, environment: [:]), logger: logger,
+            fetchJWKS: fetchJWKS ?? { jwks })
+        let router = scaffold.makeRouter(openAPIDocument: #"{"openapi":"3.1.0"}"#, readinessChecks: readiness)
+        router.post("api/notes") { request, context in
+            try await request.decodeJSON(as: Note.self, context: context)
+        }
+        router.get("api/me") { _, context in
+            let identity = try context.requireIdentity()
+            return Note(title: identity.userId)
+        }
+        router.get("api/page") { request, _ in
+            let page = try request.pageRequest()
+            return Note(title: "\(page.page)/\(page.limit)/\(page.offset)")
+        }
+        router.get("api/broken") { _, _ -> Note in
+            struct SecretFailure: Error { let sql = "SELECT password FROM users" }
+            throw SecretFailure()
+        }
+        application = Application(router: router, logger: logger)
+    }
+
+    func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await application.test(.router, body)
+    }
+}
+
+extension TestResponse {
+    var problem: Problem? { try? PostlyJSON.decoder().decode(Problem.self, from: Data(buffer: body)) }
+}
+
+extension Data {
+    init(buffer: ByteBuffer) { self = buffer.withUnsafeReadableBytes { Data($0) } }
+}

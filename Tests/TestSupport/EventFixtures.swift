@@ -1,0 +1,19 @@
+import Foundation
+import PostlyModels
+
+/// The sample events in `Tests/Fixtures/events/`, one per event type: the event contract
+/// between services. A producer's test proves it emits events shaped like them, a
+/// consumer's test proves it applies them.
+public enum EventFixtures {
+    public static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/events")
+
+    public static func data(_ type: EventType) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent("\(type.rawValue).json"))
+    }
+
+    public static func event(_ type: EventType) throws -> Event {
+        try PostlyJSON.decoder().decode(Event.self, from: data(type))
+    }
+}

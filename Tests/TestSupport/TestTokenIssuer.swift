@@ -1,0 +1,42 @@
+import Foundation
+import JWTKit
+import PostlyService
+
+/// Signs access tokens the way the auth service does (Ed25519 with a `kid`) and publishes
+/// the matching key set, so services can be tested without the auth service.
+public struct TestTokenIssuer: Sendable {
+    public let keyId: String
+    public let issuer: String
+    let privateKey: EdDSA.PrivateKey
+    let keys: JWTKeyCollection
+
+    public init(keyId: String = "test-\(UUID().uuidString.prefix(8))", issuer: String = "postly-auth") async throws {
+        self.keyId = keyId
+        self.issuer = issuer
+        self.privateKey = try EdDSA.PrivateKey()
+        self.keys = JWTKeyCollection()
+        await keys.add(eddsa: privateKey, kid: JWKIdentifier(string: keyId))
+    }
+
+    /// The public key set as `/api/auth/jwks` serves it.
+    public var jwks: String {
+        let x = privateKey.publicKey.rawRepresentation.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        let jwk = JWK.octetKeyPair(.eddsa, identifier: JWKIdentifier(string: keyId), x: x, y: nil, curve: .ed25519)
+        let data = try! JSONEncoder().encode(JWKS(keys: [jwk]))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A signed access token; `lifetime` may be negative for an expired one.
+    public func token(
+        userId: String = UUID().uuidString.lowercased(), sessionId: String = UUID().uuidString.lowercased(),
+        name: String = "Test User", lifetime: TimeInterval = 3600, issuer: String? = nil
+    ) async throws -> String {
+        let now = Date()
+        let claims = AccessTokenClaims(
+            userId: userId, sessionId: sessionId, name: name, issuer: issuer ?? self.issuer,
+            issuedAt: now.addingTimeInterval(min(0, lifetime) - 60), expiresAt: now.addingTimeInterval(lifetime))
+        return try await keys.sign(claims, kid: JWKIdentifier(string: keyId))
+    }
+}
