@@ -12,7 +12,8 @@ chmod 755 "$run" # nginx's workers (nobody) write request bodies under it
 fake_pid=""
 cleanup() {
   gateway_stop "$run/nginx"
-  [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+  gateway_stop "$run/compose"
+  if [ -n "$fake_pid" ]; then kill "$fake_pid" 2>/dev/null || true; wait "$fake_pid" 2>/dev/null || true; fi
   rm -rf "$run"
 }
 trap cleanup EXIT
@@ -200,6 +201,39 @@ done
 
 request GET /health/live
 if [ "$status" = 200 ] && [ -n "$(header X-Request-ID)" ]; then pass; else fail "gateway /health/live: $status"; fi
+
+gateway_stop "$run/nginx"
+
+# --- the docker-compose flavour: the same postly.conf inside a frame like the nginx image's
+# (/etc/nginx/nginx.conf including conf.d/*.conf), with the compose upstream file. Docker's
+# DNS is not here, so every service is "missing": it must answer 503, not fail to start.
+compose="$run/compose"
+mkdir -p "$compose/conf.d" "$compose/temp"
+cp "$postly_root/deploy/nginx/postly.conf" "$compose/conf.d/default.conf"
+compose_port=$(free_port)
+sed "s/^listen 8080;/listen 127.0.0.1:$compose_port;/" "$postly_root/deploy/nginx/postly-upstreams.compose.conf" \
+  >"$compose/postly-upstreams.conf"
+cat >"$compose/nginx.conf" <<CONF
+pid $compose/nginx.pid;
+error_log stderr notice;
+events { worker_connections 64; }
+http {
+    client_body_temp_path $compose/temp/client_body;
+    proxy_temp_path $compose/temp/proxy;
+    fastcgi_temp_path $compose/temp/fastcgi;
+    uwsgi_temp_path $compose/temp/uwsgi;
+    scgi_temp_path $compose/temp/scgi;
+    include conf.d/*.conf;
+}
+CONF
+if gateway_nginx "$compose" -t -q 2>>"$run/gateway.log"; then pass; else fail "the compose flavour passes nginx -t"; fi
+gateway_start "$compose" "$compose_port" "$run/gateway.log"
+base="http://127.0.0.1:$compose_port"
+request GET /api/posts -H 'X-Request-ID: compose-1'
+expect_problem 503 service_unavailable "compose flavour, a service without a container"
+request GET /api/nope
+expect_problem 404 not_found "compose flavour, an unknown path"
+gateway_stop "$compose"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

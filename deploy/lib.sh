@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell functions shared by deploy/up.sh and deploy/test.sh: ports, PostgreSQL, the broker.
 # Source it; it changes nothing by itself.
 
