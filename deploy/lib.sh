@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell functions shared by deploy/up.sh and deploy/test.sh: ports, PostgreSQL, the broker.
 # Source it; it changes nothing by itself.
 
@@ -53,4 +54,136 @@ broker_stop() {
   local dir=$1
   [ -f "$dir/broker.pid" ] && kill "$(cat "$dir/broker.pid")" 2>/dev/null || true
   rm -f "$dir/broker.pid"
+}
+
+# --- the suite: services, their ports, the gateway (deploy/up.sh, deploy/check-gateway.sh) ---
+
+# Every service of the contract, in start order, and its local port (POSTLY_<NAME>_PORT).
+postly_all_services=(auth posts comments search images notifications)
+
+service_port() {
+  local name=$1 var default
+  var="POSTLY_${name^^}_PORT"
+  case $name in
+    auth) default=8081 ;; posts) default=8082 ;; comments) default=8083 ;;
+    search) default=8084 ;; images) default=8085 ;; notifications) default=8086 ;;
+    *) echo "unknown service $name" >&2; return 1 ;;
+  esac
+  echo "${!var:-$default}"
+}
+
+# The services Package.swift declares (its executables postly-<name>), one per line.
+declared_services() {
+  (cd "$postly_root" && swift package dump-package 2>/dev/null) | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["products"]:
+    if "executable" in p["type"] and p["name"].startswith("postly-"):
+        print(p["name"][len("postly-"):])'
+}
+
+# wait_port PORT [SECONDS]: until something accepts connections on 127.0.0.1:PORT.
+wait_port() {
+  local port=$1 seconds=${2:-10} i
+  for ((i = 0; i < seconds * 20; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# port_in_use PORT: true when something already listens on 127.0.0.1:PORT.
+port_in_use() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# gateway_config DIR LISTEN_PORT [UPSTREAM_HOST]: writes DIR/nginx.conf, which includes
+# deploy/nginx/postly.conf (the configuration docker-compose uses too), and
+# DIR/postly-upstreams.conf with the local part: the listen address and each service at
+# UPSTREAM_HOST:<its port>. Every path nginx writes stays inside DIR.
+gateway_config() {
+  local dir=$1 port=$2 host=${3:-127.0.0.1} name
+  mkdir -p "$dir/temp"
+  {
+    echo "# Written by deploy/lib.sh gateway_config; the routes are in deploy/nginx/postly.conf."
+    echo "listen 127.0.0.1:$port;"
+    for name in "${postly_all_services[@]}"; do
+      echo "set \$postly_$name $host:$(service_port "$name");"
+    done
+  } >"$dir/postly-upstreams.conf"
+  cat >"$dir/nginx.conf" <<CONF
+# Written by deploy/lib.sh gateway_config: the local frame around deploy/nginx/postly.conf.
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log stderr notice;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_timeout 65s;
+    client_body_temp_path $dir/temp/client_body;
+    proxy_temp_path $dir/temp/proxy;
+    fastcgi_temp_path $dir/temp/fastcgi;
+    uwsgi_temp_path $dir/temp/uwsgi;
+    scgi_temp_path $dir/temp/scgi;
+    include $postly_root/deploy/nginx/postly.conf;
+}
+CONF
+}
+
+# nginx's flags for a configuration of gateway_config's in DIR.
+gateway_nginx() {
+  local dir=$1; shift
+  nginx -p "$dir" -e stderr -c "$dir/nginx.conf" "$@"
+}
+
+# gateway_start DIR PORT LOG: validates and starts nginx in the foreground (in the
+# background of the caller), its output (access log as JSON lines, errors) appended to LOG.
+gateway_start() {
+  local dir=$1 port=$2 log=$3
+  if ! gateway_nginx "$dir" -t -q 2>>"$log"; then
+    echo "the gateway configuration is invalid; see $log" >&2
+    return 1
+  fi
+  if port_in_use "$port"; then
+    echo "127.0.0.1:$port is already in use: the gateway cannot listen there" >&2
+    return 1
+  fi
+  # exec: the background job's pid is nginx's master itself.
+  (exec nginx -p "$dir" -e stderr -c "$dir/nginx.conf" -g 'daemon off;' >>"$log" 2>&1) &
+  echo $! >"$dir/nginx.master.pid"
+  if ! wait_port "$port" 10 || ! is_running "$!" nginx; then
+    echo "the gateway did not start on 127.0.0.1:$port; see $log" >&2
+    return 1
+  fi
+}
+
+# gateway_stop DIR: graceful stop (SIGQUIT lets open requests finish).
+gateway_stop() {
+  local dir=$1 pid
+  [ -f "$dir/nginx.master.pid" ] || return 0
+  pid=$(cat "$dir/nginx.master.pid")
+  if is_running "$pid" nginx; then
+    kill -QUIT "$pid" 2>/dev/null || true
+    wait_exit "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$dir/nginx.master.pid"
+}
+
+# is_running PID WORD: the process PID is alive and its command line contains WORD (so a
+# stale pid file never makes us signal a stranger that reused the number).
+is_running() {
+  local pid=$1 word=$2
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$word"
+}
+
+# wait_exit PID SECONDS: until the process is gone; false if it is still there.
+wait_exit() {
+  local pid=$1 seconds=$2 i
+  for ((i = 0; i < seconds * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    # A child of ours that exited stays a zombie until reaped; it is gone all the same.
+    [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  return 1
 }

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# Checks the gateway configuration (deploy/nginx/postly.conf) for real: runs nginx with it
+# on a free port in front of fake services (a small Python HTTP server that answers who it
+# is, the path it got and the X-Request-ID it got), with the images service left out, and
+# asserts the routing table and the problem documents with curl. Starts and stops all it
+# needs; needs nginx, curl and python3. Prints "N passed, M failed" last; exits 1 on failure.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+run=$(mktemp -d /tmp/postly-gateway-check.XXXXXX)
+chmod 755 "$run" # nginx's workers (nobody) write request bodies under it
+fake_pid=""
+cleanup() {
+  gateway_stop "$run/nginx"
+  gateway_stop "$run/compose"
+  if [ -n "$fake_pid" ]; then kill "$fake_pid" 2>/dev/null || true; wait "$fake_pid" 2>/dev/null || true; fi
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+# Every service on a free port; all but images get a fake.
+gateway_port=$(free_port)
+fakes=()
+for name in "${postly_all_services[@]}"; do
+  port=$(free_port)
+  export "POSTLY_${name^^}_PORT=$port"
+  [ "$name" = images ] || fakes+=("$name=$port")
+done
+
+cat >"$run/fake.py" <<'PY'
+# A fake service per NAME=PORT argument: answers {"service", "method", "path",
+# "requestId", "bodyBytes"} and sends an X-Request-ID of its own (the gateway must hide it).
+# /.../fail-503 answers the service's own 503; .../stream sends server-sent events slowly.
+import json, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+def handler_for(name):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def log_message(self, *args): pass
+        def answer(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            remaining = length
+            while remaining > 0:
+                remaining -= len(self.rfile.read(min(remaining, 65536)))
+            if self.path.endswith("/stream"):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(b"event: notification\ndata: {\"n\":1}\n\n"); self.wfile.flush()
+                time.sleep(3)  # a gateway that buffers would hold the first event back
+                self.wfile.write(b"event: notification\ndata: {\"n\":2}\n\n"); self.wfile.flush()
+                self.close_connection = True
+                return
+            status = 503 if "fail-503" in self.path else 200
+            body = json.dumps({"service": name, "method": self.command, "path": self.path,
+                               "requestId": self.headers.get("X-Request-ID"),
+                               "bodyBytes": length}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Request-ID", "set-by-the-service")
+            self.end_headers()
+            self.wfile.write(body)
+        do_GET = do_POST = do_PUT = do_DELETE = answer
+    return Handler
+
+for spec in sys.argv[1:]:
+    name, port = spec.split("=")
+    server = ThreadingHTTPServer(("127.0.0.1", int(port)), handler_for(name))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+threading.Event().wait()
+PY
+python3 "$run/fake.py" "${fakes[@]}" &
+fake_pid=$!
+for spec in "${fakes[@]}"; do wait_port "${spec#*=}" 10 || { echo "fake ${spec%=*} did not start" >&2; exit 1; }; done
+
+gateway_config "$run/nginx" "$gateway_port"
+gateway_nginx "$run/nginx" -t -q
+gateway_start "$run/nginx" "$gateway_port" "$run/gateway.log"
+base="http://127.0.0.1:$gateway_port"
+python=$(command -v /usr/bin/python3 || command -v python3)
+
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+
+# request METHOD PATH [curl args...]: status in $status, headers in $run/h, body in $run/b,
+# the body's top-level JSON fields in the array body (one python3 per request: it is slow
+# to start).
+declare -A body
+request() {
+  local method=$1 path=$2 key value; shift 2
+  status=$(curl -s -o "$run/b" -D "$run/h" -w '%{http_code}' -X "$method" "$@" "$base$path") || status=000
+  body=()
+  while IFS=$'\t' read -r key value; do body[$key]=$value; done < <("$python" -c '
+import json, sys
+try:
+    for k, v in json.load(open(sys.argv[1])).items():
+        print(k, "" if v is None else v, sep="\t")
+except Exception:
+    pass' "$run/b")
+}
+header() { grep -i "^$1:" "$run/h" | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ //'; }
+header_count() { grep -ci "^$1:" "$run/h" || true; }
+json() { echo "${body[$1]:-}"; }
+
+# expect_route METHOD PATH SERVICE: the request reaches SERVICE with its path and query unchanged.
+expect_route() {
+  local method=$1 path=$2 service=$3
+  request "$method" "$path" -H 'Content-Type: application/json'
+  if [ "$status" = 200 ] && [ "$(json service)" = "$service" ] && [ "$(json path)" = "$path" ]; then pass
+  else fail "$method $path: wanted $service, got $status $(head -c 300 "$run/b")"; fi
+}
+
+# expect_problem STATUS CODE: the last answer is a problem document with STATUS and CODE whose
+# requestId is the response's X-Request-ID.
+expect_problem() {
+  local want=$1 code=$2 what=$3 id
+  id=$(header X-Request-ID)
+  if [ "$status" = "$want" ] && [[ "$(header Content-Type)" == application/problem+json* ]] \
+    && [ "$(json status)" = "$want" ] && [ "$(json code)" = "$code" ] && [ "$(json type)" = about:blank ] \
+    && [ -n "$(json title)" ] && [ -n "$(json detail)" ] && [ "$(json error)" = "$(json detail)" ] \
+    && [ -n "$id" ] && [ "$(json requestId)" = "$id" ] && [ "$(header_count X-Request-ID)" = 1 ]; then pass
+  else fail "$what: wanted a $want $code problem document, got $status $(header Content-Type) $(head -c 300 "$run/b")"; fi
+}
+
+# --- the routing table (api-contract.md) ---
+expect_route POST /api/auth/register auth
+expect_route POST /api/auth/login/email auth
+expect_route GET /api/auth/jwks auth
+expect_route GET /api/auth/check auth
+expect_route GET /api/posts posts
+expect_route GET '/api/posts?page=2&limit=5&status=draft' posts
+expect_route POST /api/posts posts
+expect_route GET /api/posts/abc posts
+expect_route PUT /api/posts/abc posts
+expect_route DELETE /api/posts/abc posts
+expect_route GET /api/posts/slug/creme-brulee posts
+expect_route POST /api/posts/abc/like posts
+expect_route DELETE /api/posts/abc/like posts
+expect_route GET /api/users/me/posts posts
+expect_route GET '/api/users/u-1/posts?status=draft' posts
+expect_route GET '/api/posts/search?q=swift' search
+expect_route GET '/api/posts/search?q=c+&+d=e' search   # unescaped & = + arrive as sent
+expect_route GET /api/posts/abc/comments comments
+expect_route GET '/api/posts/0123456789abcdef01234567/comments?page=1&limit=10' comments
+expect_route POST /api/posts/abc/comments comments
+expect_route DELETE /api/posts/abc/comments/c-1 comments
+expect_route GET /api/notifications notifications
+expect_route GET '/api/notifications?unread=true' notifications
+expect_route POST /api/notifications/read notifications
+
+# Server-sent events pass through unbuffered: the first event arrives while the service
+# still holds the stream open.
+started=$(date +%s%N)
+: >"$run/b"
+curl -s -N --max-time 2 -D "$run/h" -o "$run/b" "$base/api/notifications/stream" || true
+if grep -q 'data: {"n":1}' "$run/b" && ! grep -q '"n":2' "$run/b" \
+  && [[ "$(header Content-Type)" == text/event-stream* ]] && [ -n "$(header X-Request-ID)" ]; then pass
+else fail "stream: wanted the first event within 2 s, got $(cat "$run/b") after $((($(date +%s%N) - started) / 1000000)) ms"; fi
+
+# --- X-Request-ID ---
+request GET /api/posts -H 'X-Request-ID: client-id-42'
+if [ "$(header X-Request-ID)" = client-id-42 ] && [ "$(json requestId)" = client-id-42 ] && [ "$(header_count X-Request-ID)" = 1 ]; then pass
+else fail "a client's X-Request-ID is passed upstream and echoed once: $(header X-Request-ID) / $(json requestId)"; fi
+request GET /api/posts
+generated=$(header X-Request-ID)
+if [[ "$generated" =~ ^[0-9a-f]{32}$ ]] && [ "$(json requestId)" = "$generated" ]; then pass
+else fail "without X-Request-ID the gateway makes one and sends it upstream: '$generated' / $(json requestId)"; fi
+request GET /api/posts -H 'X-Request-ID: a"b<script>'
+if [[ "$(header X-Request-ID)" =~ ^[0-9a-f]{32}$ ]]; then pass
+else fail "an X-Request-ID that is not a plain token is replaced: $(header X-Request-ID)"; fi
+
+# --- a service's own answers pass through unchanged ---
+request GET /api/posts/fail-503
+if [ "$status" = 503 ] && [ "$(json service)" = posts ]; then pass
+else fail "a service's own 503 passes through: $status $(head -c 200 "$run/b")"; fi
+
+# --- problem documents of the gateway ---
+request GET '/api/images/search?query=sea' -H 'X-Request-ID: images-down-1'
+expect_problem 503 service_unavailable "a service that is not running"
+if [ "$(header Retry-After)" != "" ] && [ "$(header X-Request-ID)" = images-down-1 ] && grep -q images "$run/b"; then pass
+else fail "503 carries Retry-After, the client's request id and names the service"; fi
+
+head -c $((2 * 1024 * 1024)) /dev/zero >"$run/2mib"
+request POST /api/posts -H 'Content-Type: application/json' --data-binary "@$run/2mib"
+expect_problem 413 payload_too_large "a 2 MiB body"
+head -c $((1024 * 1024 - 1024)) /dev/zero >"$run/almost-1mib"
+request POST /api/posts -H 'Content-Type: application/json' --data-binary "@$run/almost-1mib"
+if [ "$status" = 200 ] && [ "$(json bodyBytes)" = $((1024 * 1024 - 1024)) ]; then pass
+else fail "a body just under 1 MiB reaches the service: $status $(head -c 200 "$run/b")"; fi
+
+for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /metrics /openapi.json /; do
+  request GET "$path"
+  expect_problem 404 not_found "GET $path"
+done
+
+request GET /health/live
+if [ "$status" = 200 ] && [ -n "$(header X-Request-ID)" ]; then pass; else fail "gateway /health/live: $status"; fi
+
+gateway_stop "$run/nginx"
+
+# --- the docker-compose flavour: the same postly.conf inside a frame like the nginx image's
+# (/etc/nginx/nginx.conf including conf.d/*.conf), with the compose upstream file. Docker's
+# DNS is not here, so every service is "missing": it must answer 503, not fail to start.
+compose="$run/compose"
+mkdir -p "$compose/conf.d" "$compose/temp"
+cp "$postly_root/deploy/nginx/postly.conf" "$compose/conf.d/default.conf"
+compose_port=$(free_port)
+sed "s/^listen 8080;/listen 127.0.0.1:$compose_port;/" "$postly_root/deploy/nginx/postly-upstreams.compose.conf" \
+  >"$compose/postly-upstreams.conf"
+cat >"$compose/nginx.conf" <<CONF
+pid $compose/nginx.pid;
+error_log stderr notice;
+events { worker_connections 64; }
+http {
+    client_body_temp_path $compose/temp/client_body;
+    proxy_temp_path $compose/temp/proxy;
+    fastcgi_temp_path $compose/temp/fastcgi;
+    uwsgi_temp_path $compose/temp/uwsgi;
+    scgi_temp_path $compose/temp/scgi;
+    include conf.d/*.conf;
+}
+CONF
+if gateway_nginx "$compose" -t -q 2>>"$run/gateway.log"; then pass; else fail "the compose flavour passes nginx -t"; fi
+gateway_start "$compose" "$compose_port" "$run/gateway.log"
+base="http://127.0.0.1:$compose_port"
+request GET /api/posts -H 'X-Request-ID: compose-1'
+expect_problem 503 service_unavailable "compose flavour, a service without a container"
+request GET /api/nope
+expect_problem 404 not_found "compose flavour, an unknown path"
+gateway_stop "$compose"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Brings the whole suite up on this machine from nothing, as root: installs what is
+# missing (deploy/install.sh), then starts PostgreSQL, the broker, every service that
+# Package.swift declares (built in release mode) and the gateway on 127.0.0.1:8080, and
+# says where each listens and logs. Running it again restarts everything cleanly;
+# deploy/down.sh stops it. State lives in .run/ (PostgreSQL's data survives restarts; the
+# broker keeps its topics and messages in memory only, so a restart empties it).
+# Configuration (environment, with these defaults):
+#   POSTLY_GATEWAY_PORT=8080  POSTLY_POSTGRES_PORT=5433  POSTLY_BROKER_PORT=9092
+#   POSTLY_AUTH_PORT=8081 POSTLY_POSTS_PORT=8082 POSTLY_COMMENTS_PORT=8083
+#   POSTLY_SEARCH_PORT=8084 POSTLY_IMAGES_PORT=8085 POSTLY_NOTIFICATIONS_PORT=8086
+#   LOG_LEVEL=info  POSTLY_BUILD_CONFIGURATION=release  POSTLY_READY_TIMEOUT=60 (seconds)
+# Any other variable set when calling it (PEXELS_API_KEY, ...) reaches the services.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+"$here/install.sh"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+gateway_port=${POSTLY_GATEWAY_PORT:-8080}
+pg_port=${POSTLY_POSTGRES_PORT:-5433}
+broker_port=${POSTLY_BROKER_PORT:-9092}
+configuration=${POSTLY_BUILD_CONFIGURATION:-release}
+ready_timeout=${POSTLY_READY_TIMEOUT:-60}
+export LOG_LEVEL=${LOG_LEVEL:-info}
+run="$postly_root/.run"
+logs="$run/logs"
+
+say() { printf '[up] %s\n' "$*" >&2; }
+
+# Whatever an earlier run left running stops first: running up.sh twice restarts cleanly.
+"$here/down.sh" --quiet
+mkdir -p "$logs"
+chmod 755 "$run" # PostgreSQL (its own user) and nginx's workers (nobody) reach inside
+
+mapfile -t services < <(declared_services)
+say "services declared in Package.swift: ${services[*]:-none yet}"
+
+# Ports first, so a clash is reported before anything starts.
+for port in "$gateway_port" "$pg_port" "$broker_port"; do
+  if port_in_use "$port"; then say "127.0.0.1:$port is already in use; set the POSTLY_*_PORT variables"; exit 1; fi
+done
+for name in "${services[@]}"; do
+  if port_in_use "$(service_port "$name")"; then say "the $name port 127.0.0.1:$(service_port "$name") is already in use"; exit 1; fi
+done
+
+# Build before starting anything, so a compile error leaves nothing half up.
+cd "$postly_root"
+for name in "${services[@]}"; do
+  say "swift build -c $configuration --product postly-$name"
+  swift build -c "$configuration" --product "postly-$name"
+done
+[ ${#services[@]} -eq 0 ] || bin_dir=$(swift build -c "$configuration" --show-bin-path)
+
+say "PostgreSQL on 127.0.0.1:$pg_port (data in $run/postgres/data)"
+postgres_start "$run/postgres" "$pg_port" durable
+ln -sf ../postgres/postgres.log "$logs/postgres.log"
+psql_admin() { "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -tAq "$@"; }
+for name in "${services[@]}"; do
+  database="postly_$name"
+  if [ -z "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$database'")" ]; then
+    psql_admin -c "CREATE DATABASE $database"
+    say "created database $database"
+  fi
+done
+
+say "broker (tansu, memory only) on 127.0.0.1:$broker_port"
+broker_start "$run/broker" "$broker_port"
+ln -sf ../broker/broker.log "$logs/broker.log"
+for topic in postly.users postly.posts postly.comments postly.deadletter; do
+  "$tansu_bin" topic create "$topic" --partitions 3 --broker "tcp://127.0.0.1:$broker_port" >>"$logs/broker.log" 2>&1 \
+    || { say "could not create topic $topic; see $logs/broker.log"; exit 1; }
+done
+
+for name in "${services[@]}"; do
+  port=$(service_port "$name")
+  say "postly-$name on 127.0.0.1:$port"
+  # Each service reads its configuration from these (see README: Configuration).
+  (
+    export PORT=$port HOST=127.0.0.1 \
+      POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
+      POSTGRES_DB="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
+      AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}"
+    exec "$bin_dir/postly-$name" >>"$logs/$name.log" 2>&1
+  ) &
+  echo $! >"$run/$name.pid"
+done
+
+say "gateway (nginx) on 127.0.0.1:$gateway_port"
+gateway_config "$run/nginx" "$gateway_port"
+gateway_start "$run/nginx" "$gateway_port" "$logs/gateway.log"
+
+# Wait until each service says it is ready (its database and broker reachable).
+failed=()
+for name in "${services[@]}"; do
+  port=$(service_port "$name") deadline=$((SECONDS + ready_timeout))
+  until curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; do
+    if ! is_running "$(cat "$run/$name.pid")" "postly-$name"; then
+      say "postly-$name exited; the end of $logs/$name.log:"; tail -20 "$logs/$name.log" >&2; failed+=("$name"); break
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then say "postly-$name is not ready after ${ready_timeout}s; see $logs/$name.log"; failed+=("$name"); break; fi
+    sleep 0.5
+  done
+done
+
+{
+  echo
+  echo "Postly is up. Stop it with deploy/down.sh."
+  printf '  %-15s %-42s %s\n' "what" "where" "log"
+  printf '  %-15s %-42s %s\n' gateway "http://127.0.0.1:$gateway_port/api/" "$logs/gateway.log"
+  for name in "${services[@]}"; do
+    printf '  %-15s %-42s %s\n' "postly-$name" "http://127.0.0.1:$(service_port "$name")" "$logs/$name.log"
+  done
+  for name in "${postly_all_services[@]}"; do
+    [[ " ${services[*]} " == *" $name "* ]] || printf '  %-15s %-42s %s\n' "$name" "not declared yet: its routes answer 503" "-"
+  done
+  printf '  %-15s %-42s %s\n' postgresql "127.0.0.1:$pg_port user postgres" "$logs/postgres.log"
+  printf '  %-15s %-42s %s\n' broker "127.0.0.1:$broker_port (memory only)" "$logs/broker.log"
+  echo "  Databases: ${services[*]/#/postly_}${services[*]:+ }(psql -h 127.0.0.1 -p $pg_port -U postgres postly_<service>)"
+  echo "  Each service also serves /health/live, /health/ready, /metrics and /openapi.json on its own port."
+} >&2
+[ ${#failed[@]} -eq 0 ] || { say "not ready: ${failed[*]}"; exit 1; }
