@@ -79,7 +79,7 @@ for name in "${services[@]}"; do
   (
     export PORT=$port HOST=127.0.0.1 \
       POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
-      POSTGRES_DB="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
+      POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
       AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}"
     exec "$bin_dir/postly-$name" >>"$logs/$name.log" 2>&1
   ) &
