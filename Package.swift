@@ -60,7 +60,7 @@ let package = Package(
         shared("PostlyModels", []),
         shared("PostlyPostgres", ["CLibPQ", log, nio, lifecycle]),
         shared("PostlyKafka", ["CRdKafka", log, nio, lifecycle]),
-        shared("PostlyCurl", ["CCurl", log, nio]),
+        shared("PostlyCurl", ["CCurl", log, nio, lifecycle]),
         shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle]),
         shared("PostlyService", [
             "PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyCurl", "PostlyEvents",

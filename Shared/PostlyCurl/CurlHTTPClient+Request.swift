@@ -1,0 +1,45 @@
+extension CurlHTTPClient {
+    /// One HTTP request. Redirects are not followed: a 3xx response is returned as it is.
+    public struct Request: Sendable {
+        /// `GET`, `POST`, `PUT`, `DELETE`, ... sent as given.
+        public var method: String
+        /// An absolute `http` or `https` URL.
+        public var url: String
+        /// Sent in this order; a name may repeat.
+        public var headers: [(name: String, value: String)]
+        /// The request body. `POST`, `PUT` and `PATCH` without one send an empty body.
+        public var body: [UInt8]?
+        /// Overrides ``Configuration/timeout`` for this request.
+        public var timeout: Duration?
+        /// Overrides ``Configuration/connectTimeout`` for this request.
+        public var connectTimeout: Duration?
+        /// Overrides ``Configuration/maxResponseBytes`` for this request.
+        public var maxResponseBytes: Int?
+
+        public init(
+            method: String = "GET",
+            url: String,
+            headers: [(name: String, value: String)] = [],
+            body: [UInt8]? = nil,
+            timeout: Duration? = nil,
+            connectTimeout: Duration? = nil,
+            maxResponseBytes: Int? = nil
+        ) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.body = body
+            self.timeout = timeout
+            self.connectTimeout = connectTimeout
+            self.maxResponseBytes = maxResponseBytes
+        }
+
+        public static func get(_ url: String, headers: [(name: String, value: String)] = []) -> Request {
+            Request(method: "GET", url: url, headers: headers)
+        }
+
+        public static func post(_ url: String, headers: [(name: String, value: String)] = [], body: [UInt8]) -> Request {
+            Request(method: "POST", url: url, headers: headers, body: body)
+        }
+    }
+}
