@@ -48,9 +48,11 @@ public struct ServiceScaffold: Sendable {
         return router
     }
 
-    /// The long-running parts of the scaffold, for the application's service group.
+    /// The long-running parts of the scaffold, for the application's service group. The
+    /// HTTP client comes first so it stops last, after everything that uses it.
     public var services: [any Service] {
         [
+            httpClient,
             verifier,
             SessionRevocationListener(kafka: configuration.kafka, serviceName: name, denyList: denyList, logger: logger),
         ]
