@@ -1,4 +1,4 @@
-import Hummingbird
+import Foundation
 import Logging
 import PostlyKafka
 import PostlyPostgres
@@ -15,34 +15,24 @@ public struct ServiceConfiguration: Sendable {
     public var jwksURL: String
     /// `AUTH_ISSUER`: the `iss` of access tokens.
     public var issuer: String
-    /// `POSTGRES_HOST`, `POSTGRES_PORT`, `POSTGRES_USER`, `POSTGRES_PASSWORD`, `POSTGRES_DATABASE`, `POSTGRES_POOL_SIZE`.
+    /// `POSTGRES_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` (default `postly_<name>`), `_POOL_SIZE`.
     public var postgres: PostgresConfiguration
     /// `KAFKA_BROKERS`.
     public var kafka: KafkaConfiguration
 
     /// - Parameters:
-    ///   - name: the service's name, such as `posts`; names its database (`postly_posts`) and Kafka client.
+    ///   - name: the service's name, such as `posts`.
     ///   - defaultPort: the service's local port.
-    public init(name: String, defaultPort: Int, environment: Environment = Environment()) {
-        host = environment.get("HOST") ?? "127.0.0.1"
-        port = environment.get("PORT", as: Int.self) ?? defaultPort
-        logLevel = environment.get("LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
-        jwksURL = environment.get("AUTH_JWKS_URL") ?? "http://127.0.0.1:8081/api/auth/jwks"
-        issuer = environment.get("AUTH_ISSUER") ?? "postly-auth"
-        postgres = PostgresConfiguration.fromEnvironment(environment.values(defaultDatabase: "postly_\(name)"))
-        kafka = KafkaConfiguration.fromEnvironment(environment.values(defaultDatabase: nil))
-        kafka.clientID = "postly-\(name)"
-    }
-}
-
-extension Environment {
-    /// The variables as a dictionary, for the wrappers' `fromEnvironment`.
-    func values(defaultDatabase: String?) -> [String: String] {
-        var values: [String: String] = [:]
-        for name in ["POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DATABASE", "POSTGRES_POOL_SIZE", "KAFKA_BROKERS"] {
-            if let value = get(name) { values[name] = value }
-        }
-        if let defaultDatabase, values["POSTGRES_DATABASE"] == nil { values["POSTGRES_DATABASE"] = defaultDatabase }
-        return values
+    public init(name: String, defaultPort: Int, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
+        host = value("HOST") ?? "127.0.0.1"
+        port = value("PORT").flatMap { Int($0) } ?? defaultPort
+        logLevel = value("LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        jwksURL = value("AUTH_JWKS_URL") ?? "http://127.0.0.1:8081/api/auth/jwks"
+        issuer = value("AUTH_ISSUER") ?? "postly-auth"
+        var postgresEnvironment = environment
+        if value("POSTGRES_DATABASE") == nil { postgresEnvironment["POSTGRES_DATABASE"] = "postly_\(name)" }
+        postgres = PostgresConfiguration.fromEnvironment(environment: postgresEnvironment, applicationName: "postly-\(name)")
+        kafka = KafkaConfiguration.fromEnvironment(environment: environment, clientID: "postly-\(name)")
     }
 }
