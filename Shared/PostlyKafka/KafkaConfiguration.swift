@@ -1,0 +1,110 @@
+import Foundation
+
+/// How to reach the brokers and how long to wait for them. Producers, consumers and topic
+/// administration all take one; raw librdkafka properties go in `extra` and win over
+/// everything set here.
+public struct KafkaConfiguration: Sendable {
+    /// `host:port[,host:port...]` (librdkafka's `bootstrap.servers`).
+    public var brokers: String
+    /// Names this process in the brokers' logs and quotas.
+    public var clientID: String
+    /// How long a send waits for the broker's acknowledgement before it throws
+    /// `KafkaError.timedOut` (librdkafka retries until then).
+    public var messageTimeout: Duration
+    /// How long a producer's graceful shutdown waits for messages still in flight.
+    public var shutdownFlushTimeout: Duration
+    /// A consumer that misses heartbeats this long leaves its group. A group join takes
+    /// about half of it on tansu; Apache Kafka accepts 6 s at least by default.
+    public var sessionTimeout: Duration
+    public var heartbeatInterval: Duration
+    /// How long the broker holds a fetch open waiting for data: the upper bound of a
+    /// quiet partition's delivery delay.
+    public var fetchWaitMax: Duration
+    /// How often the client re-reads topic metadata, so a topic created (or re-created
+    /// after a broker lost it) is found within this time.
+    public var metadataRefreshInterval: Duration
+    /// Raw librdkafka properties (`CONFIGURATION.md`), applied last.
+    public var extra: [String: String]
+
+    public init(
+        brokers: String,
+        clientID: String = "postly",
+        messageTimeout: Duration = .seconds(30),
+        shutdownFlushTimeout: Duration = .seconds(10),
+        sessionTimeout: Duration = .seconds(10),
+        heartbeatInterval: Duration = .seconds(1),
+        fetchWaitMax: Duration = .milliseconds(100),
+        metadataRefreshInterval: Duration = .seconds(5),
+        extra: [String: String] = [:]
+    ) {
+        self.brokers = brokers
+        self.clientID = clientID
+        self.messageTimeout = messageTimeout
+        self.shutdownFlushTimeout = shutdownFlushTimeout
+        self.sessionTimeout = sessionTimeout
+        self.heartbeatInterval = heartbeatInterval
+        self.fetchWaitMax = fetchWaitMax
+        self.metadataRefreshInterval = metadataRefreshInterval
+        self.extra = extra
+    }
+
+    /// `KAFKA_BROKERS` (default `127.0.0.1:9092`).
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment,
+        clientID: String = "postly"
+    ) -> KafkaConfiguration {
+        let brokers = environment["KAFKA_BROKERS"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:9092"
+        return KafkaConfiguration(brokers: brokers, clientID: clientID)
+    }
+}
+
+/// Where the consumer of a group with no committed offset starts.
+public enum KafkaOffsetReset: String, Sendable {
+    case earliest
+    case latest
+}
+
+extension KafkaConfiguration {
+    /// Settings every client shares.
+    var commonProperties: [String: String] {
+        [
+            "bootstrap.servers": brokers,
+            "client.id": clientID,
+            "topic.metadata.refresh.interval.ms": String(metadataRefreshInterval.milliseconds),
+        ]
+    }
+
+    var producerProperties: [String: String] {
+        commonProperties.merging([
+            "enable.idempotence": "true",
+            "acks": "all",
+            "linger.ms": "5",
+            "message.timeout.ms": String(messageTimeout.milliseconds),
+        ]) { _, new in new }.merging(extra) { _, new in new }
+    }
+
+    func consumerProperties(groupID: String, offsetReset: KafkaOffsetReset) -> [String: String] {
+        commonProperties.merging([
+            "group.id": groupID,
+            // Offsets move only when the caller commits a handled message.
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "auto.offset.reset": offsetReset.rawValue,
+            "session.timeout.ms": String(sessionTimeout.milliseconds),
+            "heartbeat.interval.ms": String(heartbeatInterval.milliseconds),
+            "fetch.wait.max.ms": String(fetchWaitMax.milliseconds),
+        ]) { _, new in new }.merging(extra) { _, new in new }
+    }
+
+    var adminProperties: [String: String] {
+        commonProperties.merging(extra) { _, new in new }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, as librdkafka's `*.ms` settings and timeouts take them.
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+}

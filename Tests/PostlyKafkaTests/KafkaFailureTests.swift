@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import PostlyKafka
+import ServiceLifecycle
+import TestSupport
+import Testing
+
+@Suite("Kafka shutdown and broker failures")
+struct KafkaFailureTests {
+    @Test func sendToUnreachableBrokerThrowsAfterTheMessageTimeout() async throws {
+        let nobody = "127.0.0.1:\(try TestBroker.freePort())"
+        let configuration = try testConfiguration(brokers: nobody, messageTimeout: .seconds(1))
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+
+        let started = ContinuousClock.now
+        let failure = try await withRunning([producer]) { () async -> KafkaError? in
+            do {
+                _ = try await producer.send(KafkaOutgoingMessage(topic: "nowhere", value: bytes("lost")))
+                return nil
+            } catch {
+                return error as? KafkaError
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+
+        #expect(failure == .timedOut)
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
+    }
+
+    @Test func gracefulShutdownEndsRunAndFinishesMessages() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("shutdown")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+        let services = ServiceGroup(configuration: .init(services: [producer, consumer], logger: testLogger))
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await services.run() }
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: bytes("before shutdown")))
+            _ = try await receive(1, from: consumer)
+            let shutdownStarted = ContinuousClock.now
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            #expect(ContinuousClock.now - shutdownStarted < .seconds(5))
+        }
+
+        var remaining = consumer.messages.makeAsyncIterator()
+        #expect(await remaining.next() == nil)
+        await #expect(throws: KafkaError.closed) {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, value: bytes("after shutdown")))
+        }
+    }
+
+    @Test func cancellingRunClosesTheConsumerAndFinishesMessages() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("cancel")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+
+        let reader = Task {
+            var count = 0
+            for await _ in consumer.messages { count += 1 }
+            return count
+        }
+        try await withRunning([consumer]) {
+            try await Task.sleep(for: .milliseconds(300))
+        }
+
+        #expect(await reader.value == 0)
+        let someMessage = KafkaMessage(topic: topic, partition: 0, offset: 0, key: nil, value: [])
+        await #expect(throws: KafkaError.closed) { try await consumer.commit(someMessage) }
+    }
+
+    @Test func producerContinuesWhenTheBrokerComesBackEmpty() async throws {
+        let broker = try await TestBroker.start()
+        defer { broker.stop() }
+        let configuration = try testConfiguration(brokers: broker.brokers, messageTimeout: .seconds(5))
+        let topic = uniqueName("restart")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+
+        try await withRunning([producer]) {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("before restart")))
+            broker.stop()
+            try await broker.start()
+            let restarted = ContinuousClock.now
+            // The topic is gone with the broker's memory; the development setup creates it again.
+            try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+            let report = try await sendRetrying(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("after restart")), with: producer, for: .seconds(30))
+            #expect(report.offset == 0, "the new broker's log starts empty")
+            print("[kafka] broker restart: the producer's next send succeeded \(ContinuousClock.now - restarted) after the broker came back")
+        }
+    }
+
+    /// The broker comes back without the topic, its records or the group's offsets; the
+    /// consumer starts over with a fresh client and reads the re-created topic from the start.
+    @Test
+    func consumerContinuesWhenTheBrokerComesBackEmpty() async throws {
+        let broker = try await TestBroker.start()
+        defer { broker.stop() }
+        let configuration = try testConfiguration(brokers: broker.brokers, messageTimeout: .seconds(5))
+        let topic = uniqueName("restart")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+
+        try await withRunning([producer, consumer]) {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("before restart")))
+            try await consumer.commit(try await receive(1, from: consumer)[0])
+            broker.stop()
+            try await broker.start()
+            try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+            _ = try await sendRetrying(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("after restart")), with: producer, for: .seconds(30))
+            let after = try await receive(1, from: consumer, within: .seconds(30))[0]
+            #expect(after.value == bytes("after restart"))
+            try await consumer.commit(after)
+        }
+    }
+}
+
+/// Sends until the broker takes it (it may still be starting), for at most `limit`.
+func sendRetrying(_ message: KafkaOutgoingMessage, with producer: KafkaProducer, for limit: Duration) async throws -> KafkaDeliveryReport {
+    let deadline = ContinuousClock.now + limit
+    while true {
+        do {
+            return try await producer.send(message)
+        } catch where ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+}
+
+@Suite("Kafka topics that appear late")
+struct KafkaLateTopicTests {
+    @Test func consumerStartedBeforeItsTopicExistsReceivesOnceItIsCreated() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("late")
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+
+        let received = try await withRunning([producer, consumer]) {
+            try await Task.sleep(for: .seconds(3))
+            try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: bytes("late")))
+            return try await receive(1, from: consumer, within: .seconds(20))[0]
+        }
+
+        #expect(received.value == bytes("late"))
+    }
+}

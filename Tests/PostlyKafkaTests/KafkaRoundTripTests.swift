@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import PostlyKafka
+import ServiceLifecycle
+import Testing
+
+@Suite("Kafka produce and consume")
+struct KafkaRoundTripTests {
+    @Test func producedRecordIsConsumedWithKeyValueAndHeaders() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("round-trip")
+        try await KafkaTopics.create([topic], configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+        let headers = [KafkaHeader(name: "type", value: "post.created"), KafkaHeader(name: "binary", value: [0, 1, 255]), KafkaHeader(name: "empty", value: [])]
+        let sent = KafkaOutgoingMessage(topic: topic, key: "post-1", value: bytes(#"{"title":"Grüße"}"#), headers: headers)
+
+        let (report, received) = try await withRunning([producer, consumer]) {
+            let report = try await producer.send(sent)
+            return (report, try await receive(1, from: consumer)[0])
+        }
+
+        #expect(report.topic == topic)
+        #expect(report.offset >= 0)
+        #expect(received.topic == topic)
+        #expect(received.partition == report.partition)
+        #expect(received.offset == report.offset)
+        #expect(received.key == "post-1")
+        #expect(received.value == sent.value)
+        #expect(received.headers == headers)
+        #expect(received.header("type") == bytes("post.created"))
+    }
+
+    @Test func recordWithoutKeyOrHeadersRoundTrips() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("no-key")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+
+        let received = try await withRunning([producer, consumer]) {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: bytes("plain")))
+            return try await receive(1, from: consumer)[0]
+        }
+
+        #expect(received.key == nil)
+        #expect(received.value == bytes("plain"))
+        #expect(received.headers.isEmpty)
+    }
+
+    @Test func recordsWithTheSameKeyArriveInOrder() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("ordering")
+        try await KafkaTopics.create([topic], partitions: 3, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+        let keys = (0..<10).map { "post-\($0)" }
+        let perKey = 20
+
+        let received = try await withRunning([producer, consumer]) {
+            // Keys in parallel, each key's records one after another.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for key in keys {
+                    group.addTask {
+                        for sequence in 0..<perKey {
+                            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: key, value: bytes("\(sequence)")))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return try await receive(keys.count * perKey, from: consumer)
+        }
+
+        let sequences = Dictionary(grouping: received, by: { $0.key ?? "" }).mapValues { records in
+            records.map { String(decoding: $0.value, as: UTF8.self) }
+        }
+        for key in keys {
+            #expect(sequences[key] == (0..<perKey).map(String.init), "records of \(key)")
+        }
+        let partitionsPerKey = Dictionary(grouping: received, by: { $0.key ?? "" }).mapValues { Set($0.map(\.partition)) }
+        #expect(partitionsPerKey.values.allSatisfy { $0.count == 1 })
+        #expect(Set(received.map(\.partition)).count > 1, "10 keys spread over 3 partitions")
+    }
+
+    @Test func uncommittedRecordIsRedeliveredAndCommittedRecordIsNot() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("redelivery")
+        let groupID = uniqueName("group")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+
+        try await withRunning([producer]) {
+            let first = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("first")))
+
+            // Received but not committed: the group's next consumer gets it again.
+            let uncommitting = try KafkaConsumer(configuration: configuration, groupID: groupID, topics: [topic], logger: testLogger)
+            let seenFirst = try await withRunning([uncommitting]) { try await receive(1, from: uncommitting)[0] }
+            #expect(seenFirst.offset == first.offset)
+
+            let committing = try KafkaConsumer(configuration: configuration, groupID: groupID, topics: [topic], logger: testLogger)
+            let seenAgain = try await withRunning([committing]) {
+                let message = try await receive(1, from: committing)[0]
+                try await committing.commit(message)
+                return message
+            }
+            #expect(seenAgain.offset == first.offset)
+            #expect(seenAgain.value == bytes("first"))
+
+            // Committed: the next consumer starts after it.
+            let second = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("second")))
+            let next = try KafkaConsumer(configuration: configuration, groupID: groupID, topics: [topic], logger: testLogger)
+            let seenNext = try await withRunning([next]) { try await receive(1, from: next)[0] }
+            #expect(seenNext.offset == second.offset)
+            #expect(seenNext.value == bytes("second"))
+        }
+    }
+
+    @Test func topicCreationIsIdempotent() async throws {
+        let configuration = try testConfiguration()
+        let existing = uniqueName("idempotent")
+        try await KafkaTopics.create([existing], configuration: configuration)
+        try await KafkaTopics.create([existing], configuration: configuration)
+        try await KafkaTopics.create([existing, uniqueName("idempotent-new")], configuration: configuration)
+    }
+
+    @Test func invalidPropertyIsAConfigurationError() throws {
+        var configuration = try testConfiguration()
+        configuration.extra["no.such.property"] = "1"
+        #expect {
+            _ = try KafkaProducer(configuration: configuration, logger: testLogger)
+        } throws: { error in
+            guard case KafkaError.configuration(let reason) = error else { return false }
+            return reason.contains("no.such.property")
+        }
+    }
+}
