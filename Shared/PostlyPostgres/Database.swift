@@ -1,0 +1,191 @@
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// The isolation level of a transaction.
+public enum IsolationLevel: String, Sendable {
+    case readCommitted = "READ COMMITTED"
+    case repeatableRead = "REPEATABLE READ"
+    case serializable = "SERIALIZABLE"
+}
+
+/// A pool of connections to one PostgreSQL database.
+///
+/// At most `poolSize` connections, opened on first use; callers beyond that wait in line
+/// (first come, first served). A connection the server dropped is opened again on its next
+/// use, so the pool outlives a server restart; while the server is down, a query fails at
+/// once with `DatabaseError.connectionFailed`. libpq blocks, so every call runs on a thread
+/// pool of the pool's own, never on the cooperative pool or an event loop.
+///
+/// As a `Service` it stays open until graceful shutdown, then closes its connections.
+public final class Database: Service, Sendable {
+    private struct Waiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<PostgresConnection, any Error>
+    }
+
+    private struct PoolState {
+        var idle: [PostgresConnection]
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        var isClosed = false
+    }
+
+    public let configuration: PostgresConfiguration
+    let logger: Logger
+    let threadPool: NIOThreadPool
+    private let state: Mutex<PoolState>
+
+    public init(configuration: PostgresConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        let size = max(1, configuration.poolSize)
+        self.threadPool = NIOThreadPool(numberOfThreads: size)
+        threadPool.start()
+        self.state = Mutex(PoolState(idle: (0..<size).map { _ in PostgresConnection(configuration: configuration) }))
+    }
+
+    deinit {
+        threadPool.shutdownGracefully { _ in }
+    }
+
+    /// Keeps the pool open until graceful shutdown, then closes it.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Closes idle connections now and the others when they come back; later calls fail
+    /// with `DatabaseError.closed`.
+    public func close() async {
+        let (idle, waiters) = state.withLock { state in
+            state.isClosed = true
+            defer {
+                state.idle = []
+                state.waiters = []
+            }
+            return (state.idle, state.waiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: DatabaseError.closed) }
+        for connection in idle { connection.close() }
+        try? await threadPool.shutdownGracefully()
+    }
+
+    // MARK: - Queries
+
+    /// Runs a query and returns its rows.
+    public func query(_ sql: SQL) async throws -> [Row] {
+        try await withConnection { try await $0.query(sql) }
+    }
+
+    /// Runs a statement and returns the number of rows it affected.
+    @discardableResult
+    public func execute(_ sql: SQL) async throws -> Int {
+        try await withConnection { try await $0.execute(sql) }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T: Sendable>(
+        isolation: IsolationLevel = .readCommitted,
+        _ body: (DatabaseConnection) async throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in
+            try await connection.transaction(isolation: isolation, body)
+        }
+    }
+
+    /// Lends one connection to `body`, for several statements on the same session.
+    public func withConnection<T: Sendable>(_ body: (DatabaseConnection) async throws -> T) async throws -> T {
+        let connection = try await lease()
+        defer { release(connection) }
+        return try await body(DatabaseConnection(connection: connection, threadPool: threadPool))
+    }
+
+    /// `NOTIFY channel, payload` (through `pg_notify`, so both are bound values).
+    public func notify(channel: String, payload: String) async throws {
+        try await execute("SELECT pg_notify(\(channel), \(payload))")
+    }
+
+    /// Succeeds when the server answers a query (for readiness checks).
+    public func ping() async throws {
+        try await execute("SELECT 1")
+    }
+
+    // MARK: - The pool
+
+    private func lease() async throws -> PostgresConnection {
+        enum Lease {
+            case ready(PostgresConnection)
+            case wait(UInt64)
+            case closed
+        }
+        let immediate: Lease = state.withLock { state in
+            if state.isClosed { return .closed }
+            if let connection = state.idle.popLast() { return .ready(connection) }
+            state.nextWaiterID += 1
+            return .wait(state.nextWaiterID)
+        }
+        switch immediate {
+        case .ready(let connection): return connection
+        case .closed: throw DatabaseError.closed
+        case .wait(let id):
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let outcome: Lease? = state.withLock { state in
+                        if state.isClosed { return .closed }
+                        if Task.isCancelled { return .wait(id) }
+                        // A connection may have come back since the first look.
+                        if let connection = state.idle.popLast() { return .ready(connection) }
+                        state.waiters.append(Waiter(id: id, continuation: continuation))
+                        return nil
+                    }
+                    switch outcome {
+                    case .ready(let connection): continuation.resume(returning: connection)
+                    case .closed: continuation.resume(throwing: DatabaseError.closed)
+                    case .wait: continuation.resume(throwing: CancellationError())
+                    case nil: break
+                    }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state in
+                    state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
+                }
+                waiter?.continuation.resume(throwing: CancellationError())
+            }
+        }
+    }
+
+    private func release(_ connection: PostgresConnection) {
+        connection.resetAfterUse()
+        let next: Waiter? = state.withLock { state in
+            if state.isClosed { return nil }
+            if state.waiters.isEmpty {
+                state.idle.append(connection)
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        if let next {
+            next.continuation.resume(returning: connection)
+        } else if state.withLock({ $0.isClosed }) {
+            connection.close()
+        }
+    }
+}
+
+extension NIOThreadPool {
+    /// Runs blocking work on the pool. Unlike `runIfActive`, work already submitted is not
+    /// skipped when the task is cancelled: a ROLLBACK must still reach the server.
+    func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit { state in
+                guard case .active = state else {
+                    continuation.resume(throwing: DatabaseError.closed)
+                    return
+                }
+                continuation.resume(with: Result(catching: body))
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import NIOPosix
+
+/// One connection lent by `Database.withConnection` or `Database.transaction`, valid for the
+/// duration of that call. Statements on it run one after another, in the same session.
+public struct DatabaseConnection: Sendable {
+    let connection: PostgresConnection
+    let threadPool: NIOThreadPool
+
+    /// Runs a query and returns its rows.
+    public func query(_ sql: SQL) async throws -> [Row] {
+        let connection = self.connection
+        return try await threadPool.runBlocking { try connection.run(sql).rows?.rows ?? [] }
+    }
+
+    /// Runs a statement and returns the number of rows it affected.
+    @discardableResult
+    public func execute(_ sql: SQL) async throws -> Int {
+        let connection = self.connection
+        return try await threadPool.runBlocking { try connection.run(sql).affectedRows }
+    }
+
+    /// Runs SQL text without parameters as it is; several statements separated by `;` allowed
+    /// (migrations). Never for text built from outside values.
+    public func executeScript(unescaped text: String) async throws {
+        let connection = self.connection
+        try await threadPool.runBlocking { _ = try connection.runScript(text) }
+    }
+
+    func transaction<T: Sendable>(isolation: IsolationLevel, _ body: (DatabaseConnection) async throws -> T) async throws -> T {
+        let connection = self.connection
+        try await threadPool.runBlocking { _ = try connection.runScript("BEGIN ISOLATION LEVEL \(isolation.rawValue)") }
+        let value: T
+        do {
+            value = try await body(self)
+        } catch {
+            // If even the rollback fails, the connection is closed on release, which rolls back too.
+            _ = try? await threadPool.runBlocking { try connection.runScript("ROLLBACK") }
+            throw error
+        }
+        let status = try await threadPool.runBlocking { try connection.runScript("COMMIT") }
+        // COMMIT of a transaction that an error (caught inside the body) aborted rolls back.
+        guard status == "COMMIT" else {
+            throw DatabaseError.server(sqlState: "25P02", message: "the transaction was aborted by an earlier error and rolled back")
+        }
+        return value
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Where a `Database` connects and how many connections it keeps.
+public struct PostgresConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var user: String
+    /// Never logged.
+    public var password: String?
+    public var database: String
+    /// The most connections the pool opens; callers beyond it wait their turn.
+    public var poolSize: Int
+    /// Seconds a connection attempt may take before it fails (libpq `connect_timeout`).
+    public var connectTimeout: Int
+    /// Shown in `pg_stat_activity`.
+    public var applicationName: String
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 5432,
+        user: String = "postgres",
+        password: String? = nil,
+        database: String = "postgres",
+        poolSize: Int = 10,
+        connectTimeout: Int = 3,
+        applicationName: String = "postly"
+    ) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+        self.poolSize = poolSize
+        self.connectTimeout = connectTimeout
+        self.applicationName = applicationName
+    }
+
+    /// Reads `<prefix>_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` and `_POOL_SIZE`,
+    /// each with a local default.
+    public static func fromEnvironment(
+        prefix: String = "POSTGRES",
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        applicationName: String = "postly"
+    ) -> PostgresConfiguration {
+        func value(_ name: String) -> String? {
+            guard let value = environment["\(prefix)_\(name)"], !value.isEmpty else { return nil }
+            return value
+        }
+        let defaults = PostgresConfiguration()
+        return PostgresConfiguration(
+            host: value("HOST") ?? defaults.host,
+            port: value("PORT").flatMap { Int($0) } ?? defaults.port,
+            user: value("USER") ?? defaults.user,
+            password: value("PASSWORD"),
+            database: value("DATABASE") ?? defaults.database,
+            poolSize: value("POOL_SIZE").flatMap { Int($0) }.map { max(1, $0) } ?? defaults.poolSize,
+            connectTimeout: defaults.connectTimeout,
+            applicationName: applicationName
+        )
+    }
+}
+
+extension PostgresConfiguration: CustomStringConvertible {
+    /// Safe for logs: no password.
+    public var description: String {
+        "postgres://\(user)@\(host):\(port)/\(database) (pool \(poolSize))"
+    }
+}

@@ -1,0 +1,416 @@
+import CLibPQ
+import Foundation
+import Synchronization
+
+/// A libpq `PGconn`. Only `PostgresConnection` touches it, inside its lock and on a
+/// thread-pool thread: libpq calls block, and one connection is not thread-safe.
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// One connection to the server, opened on first use and opened again after it was lost.
+/// Its methods block: call them on the pool's thread pool, never on the cooperative pool.
+final class PostgresConnection: Sendable {
+    private struct PreparedStatement {
+        var name: String
+        var types: [PostgresType]
+    }
+
+    private struct State {
+        var handle: ConnectionHandle?
+        /// Prepared statements by SQL text, so a repeated query skips parsing and planning.
+        var statements: [String: PreparedStatement] = [:]
+        var nextStatementNumber = 0
+        /// Whether the last command left a transaction open: a connection lost then must
+        /// not be silently replaced, or the rest of the transaction would autocommit.
+        var inTransaction = false
+    }
+
+    /// Enough for every statement a service has; beyond it statements run unprepared.
+    private static let preparedStatementLimit = 512
+
+    private let configuration: PostgresConfiguration
+    private let state = Mutex(State())
+
+    init(configuration: PostgresConfiguration) {
+        self.configuration = configuration
+    }
+
+    deinit {
+        state.withLock { state in
+            if let handle = state.handle { PQfinish(handle.pointer) }
+        }
+    }
+
+    /// Runs a statement with its parameters bound; `rows` is nil for a command without a result.
+    func run(_ sql: SQL) throws(DatabaseError) -> (rows: QueryResultStorage?, affectedRows: Int) {
+        let parameters = try Parameters(sql)
+        defer { parameters.deallocate() }
+        return try state.withLock { state throws(DatabaseError) in
+            let handle = try ensureConnected(&state)
+            defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            let result = try execute(sql, parameters, on: handle, statements: &state)
+            defer { PQclear(result) }
+            return (Self.rows(of: result), Int(String(cString: PQcmdTuples(result))) ?? 0)
+        }
+    }
+
+    /// Runs statements without parameters (transaction control, migrations), several separated
+    /// by `;` allowed. Returns the last command's status tag, such as `COMMIT` or `ROLLBACK`.
+    @discardableResult
+    func runScript(_ text: String) throws(DatabaseError) -> String {
+        try state.withLock { state throws(DatabaseError) in
+            let handle = try ensureConnected(&state)
+            defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            let result = PQexec(handle.pointer, text)
+            defer { PQclear(result) }
+            try Self.check(result, handle)
+            return String(cString: PQcmdStatus(result))
+        }
+    }
+
+    /// After a lease: a connection that is broken or still inside a transaction is closed, so
+    /// the next user starts clean (closing rolls back whatever was left open).
+    func resetAfterUse() {
+        state.withLock { state in
+            guard let handle = state.handle else { return }
+            if state.inTransaction || PQstatus(handle.pointer) != CONNECTION_OK {
+                Self.close(&state)
+            }
+        }
+    }
+
+    func close() {
+        state.withLock { Self.close(&$0) }
+    }
+
+    /// Waits up to `timeout` milliseconds for `NOTIFY` payloads (after `LISTEN`); returns those
+    /// that arrived, or none.
+    func waitForNotifications(timeout: Int32) throws(DatabaseError) -> [String] {
+        try state.withLock { state throws(DatabaseError) in
+            guard let handle = state.handle else { throw .connectionFailed("not connected") }
+            var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, timeout) > 0 else { return [] }
+            guard PQconsumeInput(handle.pointer) == 1, PQstatus(handle.pointer) == CONNECTION_OK else {
+                let message = Self.errorMessage(handle)
+                Self.close(&state)
+                throw .connectionFailed(message)
+            }
+            var payloads: [String] = []
+            while let notification = PQnotifies(handle.pointer) {
+                payloads.append(String(cString: notification.pointee.extra))
+                PQfreemem(notification)
+            }
+            return payloads
+        }
+    }
+
+    // MARK: - Inside the lock
+
+    private func ensureConnected(_ state: inout State) throws(DatabaseError) -> ConnectionHandle {
+        if let handle = state.handle {
+            if Self.isHealthy(handle) { return handle }
+            if state.inTransaction {
+                throw .connectionFailed("the connection was lost inside a transaction")
+            }
+            Self.close(&state)
+        }
+        let handle = try connect()
+        state.handle = handle
+        return handle
+    }
+
+    /// Cheap check before reuse: an idle connection has nothing to read unless the server
+    /// closed it. A restart sends a FATAL message, then closes the socket; libpq notices the
+    /// close only on the read after the message, hence the loop.
+    private static func isHealthy(_ handle: ConnectionHandle) -> Bool {
+        for _ in 0..<4 {
+            guard PQstatus(handle.pointer) == CONNECTION_OK else { return false }
+            var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 0) > 0 else { return true }
+            guard PQconsumeInput(handle.pointer) == 1 else { return false }
+            while let notification = PQnotifies(handle.pointer) { PQfreemem(notification) }
+        }
+        // Still more to read from an idle connection: something is off, start afresh.
+        return false
+    }
+
+    private static func close(_ state: inout State) {
+        if let handle = state.handle { PQfinish(handle.pointer) }
+        state.handle = nil
+        state.statements = [:]
+        state.inTransaction = false
+    }
+
+    /// Opens a connection with `PQconnectdbParams`: each setting its own parameter, nothing
+    /// glued into a connection string.
+    private func connect() throws(DatabaseError) -> ConnectionHandle {
+        var settings: [(String, String)] = [
+            ("host", configuration.host),
+            ("port", String(configuration.port)),
+            ("user", configuration.user),
+            ("dbname", configuration.database),
+            ("connect_timeout", String(configuration.connectTimeout)),
+            ("application_name", configuration.applicationName),
+            ("client_encoding", "UTF8"),
+            // Timestamps are parsed in this form (see PostgresTimestamp).
+            ("options", "-c DateStyle=ISO,YMD -c TimeZone=UTC -c IntervalStyle=iso_8601"),
+        ]
+        if let password = configuration.password { settings.append(("password", password)) }
+        let keys = settings.map { strdup($0.0) }
+        let values = settings.map { strdup($0.1) }
+        defer {
+            keys.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let pointer = (keys.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keyPointers in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keyPointers.baseAddress, valuePointers.baseAddress, 0)
+            }
+        }
+        guard let pointer else { throw .connectionFailed("libpq could not allocate a connection") }
+        let handle = ConnectionHandle(pointer: pointer)
+        guard PQstatus(pointer) == CONNECTION_OK else {
+            let message = Self.errorMessage(handle)
+            PQfinish(pointer)
+            throw .connectionFailed(message)
+        }
+        // Notices ("relation already exists, skipping") are not errors, and libpq would
+        // print them to stderr.
+        PQsetNoticeProcessor(pointer, { _, _ in }, nil)
+        return handle
+    }
+
+    private func execute(
+        _ sql: SQL, _ parameters: Parameters, on handle: ConnectionHandle, statements state: inout State
+    ) throws(DatabaseError) -> OpaquePointer {
+        let count = Int32(sql.bindings.count)
+        let prepared: PreparedStatement?
+        if let statement = state.statements[sql.text] {
+            prepared = statement.types == sql.types ? statement : nil
+        } else if state.statements.count < Self.preparedStatementLimit {
+            let statement = PreparedStatement(name: "postly_\(state.nextStatementNumber)", types: sql.types)
+            state.nextStatementNumber += 1
+            let result = PQprepare(handle.pointer, statement.name, sql.text, count, parameters.types)
+            defer { PQclear(result) }
+            try Self.check(result, handle)
+            state.statements[sql.text] = statement
+            prepared = statement
+        } else {
+            prepared = nil
+        }
+        let result =
+            if let prepared {
+                PQexecPrepared(
+                    handle.pointer, prepared.name, count, parameters.values, parameters.lengths, parameters.formats, 0)
+            } else {
+                PQexecParams(
+                    handle.pointer, sql.text, count, parameters.types, parameters.values, parameters.lengths,
+                    parameters.formats, 0)
+            }
+        do throws(DatabaseError) {
+            try Self.check(result, handle)
+        } catch {
+            PQclear(result)
+            // A table altered under a prepared statement ("cached plan must not change result
+            // type"): forget the statement and, outside a transaction, run the query unprepared.
+            if case .server(sqlState: "0A000", _) = error, prepared != nil {
+                state.statements[sql.text] = nil
+                if PQtransactionStatus(handle.pointer) == PQTRANS_IDLE {
+                    let retry = PQexecParams(
+                        handle.pointer, sql.text, count, parameters.types, parameters.values, parameters.lengths,
+                        parameters.formats, 0)
+                    do throws(DatabaseError) {
+                        try Self.check(retry, handle)
+                    } catch {
+                        PQclear(retry)
+                        throw error
+                    }
+                    return retry!
+                }
+            }
+            throw error
+        }
+        return result!
+    }
+
+    // MARK: - Results and errors
+
+    private static func check(_ result: OpaquePointer?, _ handle: ConnectionHandle) throws(DatabaseError) {
+        guard let result else { throw .connectionFailed(errorMessage(handle)) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        default:
+            throw error(of: result, handle)
+        }
+    }
+
+    /// Maps the server's SQLSTATE to a typed error.
+    private static func error(of result: OpaquePointer, _ handle: ConnectionHandle) -> DatabaseError {
+        func field(_ code: Character) -> String? {
+            PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+        }
+        guard let sqlState = field("C"), PQstatus(handle.pointer) == CONNECTION_OK else {
+            return .connectionFailed(errorMessage(handle))
+        }
+        let message = field("M") ?? "unknown error"
+        switch sqlState {
+        case "23505": return .uniqueViolation(constraint: field("n"))
+        case "40001": return .serializationFailure
+        case "40P01": return .deadlockDetected
+        case "57P01", "57P02", "57P03": return .connectionFailed(message)
+        case _ where sqlState.hasPrefix("08"): return .connectionFailed(message)
+        // Data exceptions quote the offending input ("invalid input syntax for type uuid:
+        // \"...\""), which may be a bound value: keep it out of the error.
+        case _ where sqlState.hasPrefix("22"): return .server(sqlState: sqlState, message: redactingQuotes(message))
+        default: return .server(sqlState: sqlState, message: message)
+        }
+    }
+
+    private static func redactingQuotes(_ message: String) -> String {
+        var result = ""
+        var quoted = false
+        for character in message {
+            if character == "\"" {
+                quoted.toggle()
+                result.append(quoted ? "\"…" : "\"")
+            } else if !quoted {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    private static func errorMessage(_ handle: ConnectionHandle) -> String {
+        let message = String(cString: PQerrorMessage(handle.pointer)).trimmingCharacters(in: .whitespacesAndNewlines)
+        return message.isEmpty ? "the connection to the server was lost" : message
+    }
+
+    /// Copies a result out of libpq in one buffer; nil for a command that returns no rows.
+    private static func rows(of result: OpaquePointer) -> QueryResultStorage? {
+        let columnCount = PQnfields(result)
+        guard columnCount > 0 else { return nil }
+        let rowCount = PQntuples(result)
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        let types = (0..<columnCount).map { PostgresType(rawValue: PQftype(result, $0)) }
+        var ranges: [QueryResultStorage.ValueRange] = []
+        ranges.reserveCapacity(Int(rowCount * columnCount))
+        var total = 0
+        for row in 0..<rowCount {
+            for column in 0..<columnCount {
+                if PQgetisnull(result, row, column) == 1 {
+                    ranges.append(.init(start: -1, count: 0))
+                } else {
+                    let length = Int(PQgetlength(result, row, column))
+                    ranges.append(.init(start: total, count: length))
+                    total += length
+                }
+            }
+        }
+        let bytes = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var index = 0
+            for row in 0..<rowCount {
+                for column in 0..<columnCount {
+                    let range = ranges[index]
+                    index += 1
+                    guard range.count > 0, let value = PQgetvalue(result, row, column) else { continue }
+                    UnsafeMutableRawPointer(buffer.baseAddress! + range.start).copyMemory(from: value, byteCount: range.count)
+                }
+            }
+            initialized = total
+        }
+        return QueryResultStorage(columns: columns, types: types, bytes: bytes, ranges: ranges)
+    }
+}
+
+/// A statement's parameters as libpq takes them: NUL-terminated copies in one buffer, owned
+/// for the duration of the call (`deallocate()` afterwards).
+struct Parameters {
+    let buffer: UnsafeMutablePointer<CChar>?
+    let values: [UnsafePointer<CChar>?]
+    let lengths: [Int32]
+    let formats: [Int32]
+    let types: [Oid]
+
+    /// Fails, before anything is sent, for a string with a NUL byte (libpq would cut it there).
+    init(_ sql: SQL) throws(DatabaseError) {
+        types = sql.types.map(\.rawValue)
+        var total = 0
+        for binding in sql.bindings {
+            switch binding {
+            case .null: break
+            case .text(let text): total += text.utf8.count + 1
+            case .binary(let bytes): total += bytes.count + 1
+            }
+        }
+        guard total > 0 else {
+            buffer = nil
+            values = Array(repeating: nil, count: sql.bindings.count)
+            lengths = Array(repeating: 0, count: sql.bindings.count)
+            formats = Array(repeating: 0, count: sql.bindings.count)
+            return
+        }
+        let storage = UnsafeMutablePointer<CChar>.allocate(capacity: total)
+        var pointers: [UnsafePointer<CChar>?] = []
+        var byteCounts: [Int32] = []
+        var textOrBinary: [Int32] = []
+        pointers.reserveCapacity(sql.bindings.count)
+        byteCounts.reserveCapacity(sql.bindings.count)
+        textOrBinary.reserveCapacity(sql.bindings.count)
+        var position = 0
+        for (index, binding) in sql.bindings.enumerated() {
+            let target = storage + position
+            switch binding {
+            case .null:
+                pointers.append(nil)
+                byteCounts.append(0)
+                textOrBinary.append(0)
+            case .text(let text):
+                guard Self.copy(text, to: target) else {
+                    storage.deallocate()
+                    throw .invalidParameter("parameter $\(index + 1) contains a NUL byte")
+                }
+                let count = text.utf8.count
+                target[count] = 0
+                pointers.append(UnsafePointer(target))
+                byteCounts.append(Int32(count))
+                textOrBinary.append(0)
+                position += count + 1
+            case .binary(let bytes):
+                bytes.withUnsafeBytes { source in
+                    if let base = source.baseAddress { UnsafeMutableRawPointer(target).copyMemory(from: base, byteCount: bytes.count) }
+                }
+                target[bytes.count] = 0
+                pointers.append(UnsafePointer(target))
+                byteCounts.append(Int32(bytes.count))
+                textOrBinary.append(1)
+                position += bytes.count + 1
+            }
+        }
+        buffer = storage
+        values = pointers
+        lengths = byteCounts
+        formats = textOrBinary
+    }
+
+    /// Copies the UTF-8 bytes; false if one of them is NUL.
+    private static func copy(_ text: String, to target: UnsafeMutablePointer<CChar>) -> Bool {
+        let copied = text.utf8.withContiguousStorageIfAvailable { source -> Bool in
+            guard let base = source.baseAddress else { return true }
+            guard memchr(base, 0, source.count) == nil else { return false }
+            UnsafeMutableRawPointer(target).copyMemory(from: base, byteCount: source.count)
+            return true
+        }
+        if let copied { return copied }
+        for (offset, byte) in text.utf8.enumerated() {
+            guard byte != 0 else { return false }
+            target[offset] = CChar(bitPattern: byte)
+        }
+        return true
+    }
+
+    func deallocate() {
+        buffer?.deallocate()
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// `timestamptz` text in ISO style, as the connection asks for it (`DateStyle=ISO`, `TimeZone=UTC`).
+enum PostgresTimestamp {
+    /// `2026-11-21 06:44:12.123456+00`: microseconds, PostgreSQL's own precision.
+    static func format(_ date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let (seconds, fraction) = floorDivision(micros, 1_000_000)
+        let (days, secondOfDay) = floorDivision(seconds, 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2)) \(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 6))+00"
+    }
+
+    /// Reads `timestamptz`, `timestamp` (taken as UTC) and `date` text.
+    static func parse(_ bytes: ArraySlice<UInt8>) -> Date? {
+        var reader = Reader(bytes: bytes)
+        if bytes.elementsEqual("infinity".utf8) { return .distantFuture }
+        if bytes.elementsEqual("-infinity".utf8) { return .distantPast }
+        guard let year = reader.number(), reader.skip("-"), let month = reader.number(digits: 2), reader.skip("-"),
+            let day = reader.number(digits: 2)
+        else { return nil }
+        var seconds = days(year: year, month: month, day: day) * 86_400
+        var micros: Int64 = 0
+        if reader.skip(" ") || reader.skip("T") {
+            guard let hour = reader.number(digits: 2), reader.skip(":"), let minute = reader.number(digits: 2),
+                reader.skip(":"), let second = reader.number(digits: 2)
+            else { return nil }
+            seconds += hour * 3600 + minute * 60 + second
+            if reader.skip(".") {
+                var scale: Int64 = 100_000
+                while let digit = reader.digit() {
+                    micros += digit * scale
+                    scale /= 10
+                }
+            }
+            if let sign = reader.sign() {
+                guard let hours = reader.number(digits: 2) else { return nil }
+                var offset = hours * 3600
+                if reader.skip(":") {
+                    guard let minutes = reader.number(digits: 2) else { return nil }
+                    offset += minutes * 60
+                    if reader.skip(":") {
+                        guard let extra = reader.number(digits: 2) else { return nil }
+                        offset += extra
+                    }
+                }
+                seconds -= sign * offset
+            } else if reader.skip("Z") {}
+        }
+        guard reader.atEnd else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
+    }
+
+    private struct Reader {
+        let bytes: ArraySlice<UInt8>
+        var index: Int
+        init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            self.index = bytes.startIndex
+        }
+        var atEnd: Bool { index == bytes.endIndex }
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
+            guard index < bytes.endIndex, bytes[index] == UInt8(ascii: character) else { return false }
+            index += 1
+            return true
+        }
+        mutating func digit() -> Int64? {
+            guard index < bytes.endIndex, case let digit = bytes[index] &- UInt8(ascii: "0"), digit < 10 else { return nil }
+            index += 1
+            return Int64(digit)
+        }
+        mutating func number(digits: Int? = nil) -> Int64? {
+            var value: Int64 = 0
+            var count = 0
+            while count < (digits ?? 9), let digit = digit() {
+                value = value * 10 + digit
+                count += 1
+            }
+            return count == 0 || (digits != nil && count != digits) ? nil : value
+        }
+        mutating func sign() -> Int64? {
+            if skip("+") { return 1 }
+            if skip("-") { return -1 }
+            return nil
+        }
+    }
+
+    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let remainder = ((value % divisor) + divisor) % divisor
+        return ((value - remainder) / divisor, remainder)
+    }
+
+    /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
+    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The inverse of `days(year:month:day:)` (`civil_from_days`).
+    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// One-dimensional array literals: `{a,"b c",NULL}`.
+enum PostgresArrayText {
+    static func format(_ elements: [String]) -> String {
+        var text = "{"
+        for (index, element) in elements.enumerated() {
+            if index > 0 { text += "," }
+            text += "\""
+            for character in element.unicodeScalars {
+                if character == "\"" || character == "\\" { text += "\\" }
+                text.unicodeScalars.append(character)
+            }
+            text += "\""
+        }
+        return text + "}"
+    }
+
+    /// The elements, nil for a NULL element; nil for text that is not a one-dimensional array.
+    static func parse(_ bytes: ArraySlice<UInt8>) -> [String?]? {
+        guard bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else { return nil }
+        var elements: [String?] = []
+        var index = bytes.startIndex + 1
+        let end = bytes.endIndex - 1
+        if index == end { return [] }
+        while index <= end {
+            var element: [UInt8] = []
+            var quoted = false
+            if bytes[index] == UInt8(ascii: "\"") {
+                quoted = true
+                index += 1
+                while index < end, bytes[index] != UInt8(ascii: "\"") {
+                    if bytes[index] == UInt8(ascii: "\\") { index += 1 }
+                    guard index < end else { return nil }
+                    element.append(bytes[index])
+                    index += 1
+                }
+                guard index < end else { return nil }
+                index += 1
+            } else {
+                while index < end, bytes[index] != UInt8(ascii: ",") {
+                    guard bytes[index] != UInt8(ascii: "{") else { return nil }
+                    element.append(bytes[index])
+                    index += 1
+                }
+            }
+            let text = String(decoding: element, as: UTF8.self)
+            elements.append(!quoted && text == "NULL" ? nil : text)
+            guard index == end || bytes[index] == UInt8(ascii: ",") else { return nil }
+            index += 1
+        }
+        return elements
+    }
+}

@@ -1,0 +1,88 @@
+import PostlyPostgres
+import Testing
+import TestSupport
+
+@Suite("Transactions and errors")
+struct TransactionTests {
+    struct Boom: Error {}
+
+    @Test func aThrownErrorRollsTheTransactionBack() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE accounts (name text PRIMARY KEY, balance int NOT NULL)")
+            try await database.execute("INSERT INTO accounts VALUES ('ann', 100)")
+            await #expect(throws: Boom.self) {
+                try await database.transaction { connection in
+                    try await connection.execute("UPDATE accounts SET balance = balance - 60 WHERE name = 'ann'")
+                    try await connection.execute("INSERT INTO accounts VALUES ('bob', 60)")
+                    throw Boom()
+                }
+            }
+            let rows = try await database.query("SELECT name, balance FROM accounts ORDER BY name")
+            #expect(rows.count == 1)
+            #expect(try rows.first?.decode("balance", as: Int.self) == 100)
+        }
+    }
+
+    @Test func aReturningBodyCommits() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE items (n int)")
+            let inserted = try await database.transaction(isolation: .serializable) { connection in
+                try await connection.execute("INSERT INTO items SELECT generate_series(1, 3)")
+            }
+            #expect(inserted == 3)
+            #expect(try await database.query("SELECT n FROM items").count == 3)
+        }
+    }
+
+    @Test func anErrorCaughtInsideTheBodyStillPreventsTheCommit() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE items (n int PRIMARY KEY)")
+            await #expect(throws: DatabaseError.self) {
+                try await database.transaction { connection in
+                    try await connection.execute("INSERT INTO items VALUES (1)")
+                    _ = try? await connection.execute("INSERT INTO items VALUES (1)")
+                }
+            }
+            #expect(try await database.query("SELECT n FROM items").isEmpty)
+        }
+    }
+
+    @Test func aUniqueViolationNamesTheConstraint() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL CONSTRAINT users_email_key UNIQUE)")
+            try await database.execute("INSERT INTO users (email) VALUES (\("a@example.com"))")
+            await #expect(throws: DatabaseError.uniqueViolation(constraint: "users_email_key")) {
+                try await database.execute("INSERT INTO users (email) VALUES (\("a@example.com"))")
+            }
+            // The connection is usable afterwards.
+            try await database.ping()
+        }
+    }
+
+    @Test func aSerializationFailureIsReportedAsSuch() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE counter (n int)")
+            try await database.execute("INSERT INTO counter VALUES (0)")
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.transaction(isolation: .repeatableRead) { first in
+                    _ = try await first.query("SELECT n FROM counter")
+                    // Another session changes the row after this snapshot was taken.
+                    try await database.execute("UPDATE counter SET n = n + 1")
+                    try await first.execute("UPDATE counter SET n = n + 10")
+                }
+            }
+            #expect(error == .serializationFailure)
+        }
+    }
+
+    @Test func syntaxErrorsCarryTheirSQLState() async throws {
+        try await TestDatabase.with { database in
+            let error = await #expect(throws: DatabaseError.self) { try await database.query("SELEC 1") }
+            guard case .server(let sqlState, _) = error else {
+                Issue.record("expected a server error, got \(String(describing: error))")
+                return
+            }
+            #expect(sqlState == "42601")
+        }
+    }
+}
