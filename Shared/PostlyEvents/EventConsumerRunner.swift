@@ -103,9 +103,9 @@ public final class EventConsumerRunner: Service {
             KafkaOutgoingMessage(
                 topic: Topic.deadLetter.rawValue, key: message.key, value: message.value,
                 headers: [
-                    KafkaHeader(key: "reason", value: Array(reason.utf8)),
-                    KafkaHeader(key: "consumer", value: Array(name.utf8)),
-                    KafkaHeader(key: "source", value: Array("\(message.topic)/\(message.partition)/\(message.offset)".utf8)),
+                    KafkaHeader(name: "reason", value: reason),
+                    KafkaHeader(name: "consumer", value: name),
+                    KafkaHeader(name: "source", value: "\(message.topic)/\(message.partition)/\(message.offset)"),
                 ]))
         deadLettered.increment()
     }

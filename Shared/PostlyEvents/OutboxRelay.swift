@@ -91,7 +91,7 @@ public final class OutboxRelay: Service {
             guard !rows.isEmpty else { return 0 }
             var pending = try rows.map { row in
                 OutboxRow(
-                    id: try row.decode("id", as: Int64.self), topic: try row.decode("topic", as: String.self),
+                    id: try row.decode("id", as: Int.self), topic: try row.decode("topic", as: String.self),
                     key: try row.decode("key", as: String.self), payload: try row.decode("payload", as: [UInt8].self))
             }
             // Another instance holds an earlier event of these keys: leave them for later.
@@ -109,7 +109,7 @@ public final class OutboxRelay: Service {
             let results = await publisher.publish(pending.map { KafkaOutgoingMessage(topic: $0.topic, key: $0.key, value: $0.payload) })
             // After a failed event, its key's later events wait too, to keep the order.
             var failedKeys: Set<String> = []
-            var sent: [Int64] = []
+            var sent: [Int] = []
             var firstError: (any Error)?
             for (row, result) in zip(pending, results) {
                 switch result {
@@ -135,7 +135,7 @@ public final class OutboxRelay: Service {
     }
 
     struct OutboxRow {
-        var id: Int64
+        var id: Int
         var topic: String
         var key: String
         var payload: [UInt8]

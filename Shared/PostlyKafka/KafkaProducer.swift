@@ -52,16 +52,36 @@ public final class KafkaProducer: Service, Sendable {
     /// shutting down. A send already handed to librdkafka is not cancellable:
     /// the record may still be delivered.
     public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
-        let deadline = ContinuousClock.now + messageTimeout
-        while true {
-            do {
-                return try await enqueue(message)
-            } catch is LocalQueueFull {
-                // librdkafka's own buffer is full: wait for deliveries to make room.
-                guard ContinuousClock.now < deadline else { throw KafkaError.timedOut }
-                try await Task.sleep(for: .milliseconds(5))
+        try await send([message])[0].get()
+    }
+
+    /// Sends `messages` in the given order, so one key's records keep their order, and
+    /// returns each one's outcome once its delivery report (or failure) is in. All of them
+    /// are in flight at once; each fails on its own, as `send(_:)` describes.
+    public func send(_ messages: [KafkaOutgoingMessage]) async -> [Result<KafkaDeliveryReport, any Error>] {
+        let outcomes = DeliveryOutcomes(count: messages.count)
+        for (index, message) in messages.enumerated() {
+            let deadline = ContinuousClock.now + messageTimeout
+            while true {
+                let code = enqueue(message) { outcomes.set(index, $0) }
+                if code == RD_KAFKA_RESP_ERR_NO_ERROR { break }
+                // librdkafka's own buffer is full: wait for deliveries to make room, and
+                // retry this record before the next one to keep the order.
+                if code == RD_KAFKA_RESP_ERR__QUEUE_FULL, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(5))
+                    continue
+                }
+                let error: KafkaError =
+                    switch code {
+                    case RD_KAFKA_RESP_ERR__QUEUE_FULL: .timedOut
+                    case RD_KAFKA_RESP_ERR__DESTROY: .closed
+                    default: KafkaError(delivery: code)
+                    }
+                outcomes.set(index, .failure(error))
+                break
             }
         }
+        return await outcomes.all()
     }
 
     public func run() async throws {
@@ -80,19 +100,17 @@ public final class KafkaProducer: Service, Sendable {
         await shutDown()
     }
 
-    private func enqueue(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
-        try await withCheckedThrowingContinuation { continuation in
-            // Registered before producing: the delivery report may arrive before produce returns.
-            guard let (id, client) = sends.withLock({ $0.register(continuation) }) else {
-                continuation.resume(throwing: KafkaError.closed)
-                return
-            }
-            let code = produce(message, id: id, on: client.handle)
-            guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
-            if let waiting = sends.withLock({ $0.waiting.removeValue(forKey: id) }) {
-                waiting.continuation.resume(throwing: code == RD_KAFKA_RESP_ERR__QUEUE_FULL ? LocalQueueFull() : KafkaError(delivery: code))
-            }
-        }
+    /// Hands `message` to librdkafka; `complete` is called with its delivery report later,
+    /// unless this returns an error code (then nothing was sent and `complete` is not called).
+    private func enqueue(
+        _ message: KafkaOutgoingMessage, complete: @escaping @Sendable (Result<KafkaDeliveryReport, any Error>) -> Void
+    ) -> rd_kafka_resp_err_t {
+        // Registered before producing: the delivery report may arrive before produce returns.
+        guard let (id, client) = sends.withLock({ $0.register(complete) }) else { return RD_KAFKA_RESP_ERR__DESTROY }
+        let code = produce(message, id: id, on: client.handle)
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return code }
+        // Not sent; unless a broker loss already failed it, take it back.
+        return sends.withLock({ $0.waiting.removeValue(forKey: id) }) != nil ? code : RD_KAFKA_RESP_ERR_NO_ERROR
     }
 
     /// Hands one record to librdkafka, which copies everything before returning. The id
@@ -205,17 +223,17 @@ public final class KafkaProducer: Service, Sendable {
             logger.error("Kafka producer could not replace its client", metadata: ["kafka.error": "\(error)"])
             return
         }
-        let abandoned = sends.withLock { state -> [CheckedContinuation<KafkaDeliveryReport, any Error>] in
+        let abandoned = sends.withLock { state -> [@Sendable (Result<KafkaDeliveryReport, any Error>) -> Void] in
             guard state.client === old else { return [] }
             state.client = fresh
             let gone = state.waiting.filter { $0.value.generation == old.generation }
             for id in gone.keys { state.waiting.removeValue(forKey: id) }
-            return gone.values.map(\.continuation)
+            return gone.values.map(\.complete)
         }
         rd_kafka_purge(old.handle.client, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT | RD_KAFKA_PURGE_F_NON_BLOCKING)
         logger.warning("Kafka brokers lost: the producer starts over with a new client", metadata: ["kafka.abandoned": "\(abandoned.count)"])
-        for continuation in abandoned {
-            continuation.resume(throwing: KafkaError.brokerUnavailable)
+        for complete in abandoned {
+            complete(.failure(KafkaError.brokerUnavailable))
         }
         // The old client is destroyed when its last in-flight send lets go of it.
     }
@@ -233,10 +251,10 @@ public final class KafkaProducer: Service, Sendable {
             }
         }
         let ready = sends.withLock { state in
-            results.compactMap { id, result in state.waiting.removeValue(forKey: id).map { ($0.continuation, result) } }
+            results.compactMap { id, result in state.waiting.removeValue(forKey: id).map { ($0.complete, result) } }
         }
-        for (continuation, result) in ready {
-            continuation.resume(with: result)
+        for (complete, result) in ready {
+            complete(result)
         }
         return results.contains { if case .success = $0.result { true } else { false } }
     }
@@ -262,10 +280,10 @@ public final class KafkaProducer: Service, Sendable {
         }
         let abandoned = sends.withLock { state in
             defer { state.waiting.removeAll() }
-            return state.waiting.values.map(\.continuation)
+            return state.waiting.values.map(\.complete)
         }
-        for continuation in abandoned {
-            continuation.resume(throwing: KafkaError.closed)
+        for complete in abandoned {
+            complete(.failure(KafkaError.closed))
         }
         logger.debug("Kafka producer shut down", metadata: ["kafka.abandoned": "\(abandoned.count)"])
     }
@@ -309,7 +327,7 @@ final class RdKafkaProducerClient: Sendable {
 struct ProducerState {
     struct Waiting {
         let generation: Int
-        let continuation: CheckedContinuation<KafkaDeliveryReport, any Error>
+        let complete: @Sendable (Result<KafkaDeliveryReport, any Error>) -> Void
     }
 
     var client: RdKafkaProducerClient
@@ -318,10 +336,10 @@ struct ProducerState {
     var isRunning = false
     var isClosed = false
 
-    mutating func register(_ continuation: CheckedContinuation<KafkaDeliveryReport, any Error>) -> (UInt, RdKafkaProducerClient)? {
+    mutating func register(_ complete: @escaping @Sendable (Result<KafkaDeliveryReport, any Error>) -> Void) -> (UInt, RdKafkaProducerClient)? {
         guard !isClosed else { return nil }
         defer { nextID += 1 }
-        waiting[nextID] = Waiting(generation: client.generation, continuation: continuation)
+        waiting[nextID] = Waiting(generation: client.generation, complete: complete)
         return (nextID, client)
     }
 
@@ -331,8 +349,44 @@ struct ProducerState {
     }
 }
 
-/// librdkafka's local buffer is full (`queue.buffering.max.messages`): retried by `send`.
-private struct LocalQueueFull: Error {}
+/// The outcomes of one batch of sends, filled in by delivery reports in any order.
+final class DeliveryOutcomes: Sendable {
+    private struct State {
+        var results: [Result<KafkaDeliveryReport, any Error>?]
+        var remaining: Int
+        var waiter: CheckedContinuation<[Result<KafkaDeliveryReport, any Error>], Never>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        state = Mutex(State(results: Array(repeating: nil, count: count), remaining: count))
+    }
+
+    func set(_ index: Int, _ result: Result<KafkaDeliveryReport, any Error>) {
+        let finished = state.withLock { state -> (CheckedContinuation<[Result<KafkaDeliveryReport, any Error>], Never>, [Result<KafkaDeliveryReport, any Error>])? in
+            guard state.results[index] == nil else { return nil }
+            state.results[index] = result
+            state.remaining -= 1
+            guard state.remaining == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return (waiter, state.results.map { $0! })
+        }
+        if let (waiter, results) = finished { waiter.resume(returning: results) }
+    }
+
+    /// Waits until every outcome is in.
+    func all() async -> [Result<KafkaDeliveryReport, any Error>] {
+        await withCheckedContinuation { continuation in
+            let results = state.withLock { state -> [Result<KafkaDeliveryReport, any Error>]? in
+                guard state.remaining > 0 else { return state.results.map { $0! } }
+                state.waiter = continuation
+                return nil
+            }
+            if let results { continuation.resume(returning: results) }
+        }
+    }
+}
 
 extension rd_kafka_vu_t {
     init(_ type: rd_kafka_vtype_t, _ set: (inout __Unnamed_union_u) -> Void) {

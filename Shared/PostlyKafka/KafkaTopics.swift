@@ -24,6 +24,23 @@ public enum KafkaTopics {
         try result.get()
     }
 
+    /// Returns when a broker answers a metadata request within `timeout`, else throws
+    /// `.brokerUnavailable` (for `/health/ready`).
+    public static func ping(configuration: KafkaConfiguration, timeout: Duration = .seconds(2)) async throws {
+        let context = RdKafkaCallbackContext(logger: Logger(label: "postly.kafka.admin"))
+        let result = await runBlocking {
+            Result {
+                let client = try RdKafkaClient.make(RD_KAFKA_PRODUCER, properties: configuration.adminProperties, context: context)
+                defer { withExtendedLifetime(context) { rd_kafka_destroy(client) } }
+                var metadata: UnsafePointer<rd_kafka_metadata>?
+                let code = rd_kafka_metadata(client, 0, nil, &metadata, Int32(timeout.milliseconds))
+                if let metadata { rd_kafka_metadata_destroy(metadata) }
+                guard code == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.brokerUnavailable }
+            }
+        }
+        try result.get()
+    }
+
     private static func createBlocking(
         _ names: [String],
         partitions: Int32,

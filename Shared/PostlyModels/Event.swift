@@ -57,7 +57,7 @@ public struct Event: Codable, Sendable, Hashable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
+        try container.encode(id.uuidString.lowercased(), forKey: .id)
         try container.encode(type, forKey: .type)
         try container.encode(schemaVersion, forKey: .schemaVersion)
         try container.encode(occurredAt, forKey: .occurredAt)

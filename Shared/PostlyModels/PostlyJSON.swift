@@ -36,11 +36,16 @@ public enum Timestamp {
     private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
     private static let withoutFraction = Date.ISO8601FormatStyle(timeZone: .gmt)
 
-    /// `2026-11-21T06:44:12.123Z`: UTC, exactly three fractional digits (truncated, never rounded up
-    /// into the next second).
+    /// `2026-11-21T06:44:12.123Z`: UTC, exactly three fractional digits, truncated (never
+    /// rounded up into the next second).
     public static func format(_ date: Date) -> String {
-        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        return withFraction.format(Date(timeIntervalSince1970: milliseconds / 1000))
+        // Half a microsecond absorbs the binary error of a parsed `.123` (0.12299999...).
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000 + 0.0005).rounded(.down))
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let (wholeSeconds, millisecond) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
+        let text = withoutFraction.format(Date(timeIntervalSince1970: TimeInterval(wholeSeconds)))
+        let digits = String(millisecond)
+        return text.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
     public static func parse(_ text: String) -> Date? {

@@ -30,8 +30,7 @@ public struct JSONLogHandler: LogHandler {
         object["message"] = "\(event.message)"
         guard var line = try? Self.encoder.encode(object) else { return }
         line.append(0x0A)
-        line.withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
-        fflush(stdout)
+        FileHandle.standardOutput.write(line)
     }
 
     private static let encoder: JSONEncoder = {

@@ -20,11 +20,11 @@ public struct PageRequest: Sendable, Hashable {
 
     /// Whether the query asks for a page at all (some routes answer everything without one).
     public static func isRequested(in query: Parameters) -> Bool {
-        query["page"] != nil || query["limit"] != nil
+        query.get("page") != nil || query.get("limit") != nil
     }
 
     static func integer(_ query: Parameters, _ name: String, in range: ClosedRange<Int>, default value: Int) throws -> Int {
-        guard let text = query[name] else { return value }
+        guard let text = query.get(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw APIError.badRequest("'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }

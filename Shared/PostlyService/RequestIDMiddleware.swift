@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Puts `X-Request-ID` on every response, echoed from the request when it is sensible

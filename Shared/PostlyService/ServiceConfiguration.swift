@@ -33,6 +33,6 @@ public struct ServiceConfiguration: Sendable {
         var postgresEnvironment = environment
         if value("POSTGRES_DATABASE") == nil { postgresEnvironment["POSTGRES_DATABASE"] = "postly_\(name)" }
         postgres = PostgresConfiguration.fromEnvironment(environment: postgresEnvironment, applicationName: "postly-\(name)")
-        kafka = KafkaConfiguration.fromEnvironment(environment: environment, clientID: "postly-\(name)")
+        kafka = KafkaConfiguration.fromEnvironment(environment, clientID: "postly-\(name)")
     }
 }

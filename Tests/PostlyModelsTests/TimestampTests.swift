@@ -6,12 +6,16 @@ import Testing
     @Test func writesUTCWithExactlyThreeFractionalDigits() throws {
         let date = try #require(Timestamp.parse("2026-11-21T06:44:12.123Z"))
         #expect(Timestamp.format(date) == "2026-11-21T06:44:12.123Z")
-        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000)) == "2026-11-18T08:26:40.000Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 1_795_000_000)) == "2026-11-18T11:06:40.000Z")
+    }
+
+    @Test func writesDatesBefore1970() {
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.750Z")
     }
 
     @Test func neverRoundsIntoTheNextSecond() {
         let almostNextSecond = Date(timeIntervalSince1970: 1_795_000_000.9996)
-        #expect(Timestamp.format(almostNextSecond) == "2026-11-18T08:26:40.999Z")
+        #expect(Timestamp.format(almostNextSecond) == "2026-11-18T11:06:40.999Z")
     }
 
     @Test func readsTimestampsWithoutFractionOrWithOtherPrecisionOrOffset() throws {

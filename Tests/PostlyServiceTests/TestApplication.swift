@@ -17,7 +17,7 @@ struct TestApplication {
     let application: Application<RouterResponder<PostlyRequestContext>>
 
     init(readiness: [ReadinessCheck] = [], issuer: TestTokenIssuer? = nil, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil) async throws {
-        let issuer = try await issuer ?? TestTokenIssuer()
+        let issuer = if let issuer { issuer } else { try await TestTokenIssuer() }
         self.issuer = issuer
         let logger = Logger(label: "test")
         let jwks = issuer.jwks
