@@ -3,9 +3,10 @@ import Foundation
 /// The one envelope of every Postly event.
 ///
 /// `key` is the aggregate id and the Kafka message key, so one aggregate's events stay in
-/// order on one partition. `sequence` grows with every change of the aggregate; a consumer
-/// applies an event only if its sequence is newer than the one it has, which makes
-/// redelivery and replay harmless.
+/// order on one partition. `sequence` grows by one with every event of the key (for a
+/// post: created, edited, liked, unliked, deleted; a post's `version` counts only changes
+/// of its content and so cannot serve); a consumer applies an event only if its sequence
+/// is newer than the one it has, which makes redelivery and replay harmless.
 public struct Event: Codable, Sendable, Hashable {
     public static let currentSchemaVersion = 1
 

@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import PostlyKafka
 import ServiceLifecycle
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("Kafka shutdown and broker failures")
 struct KafkaFailureTests {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostlyKafka
 import Testing
+import TestSupport
 
 /// Numbers for the report, printed; the bounds are loose so a busy machine still passes.
 @Suite("Kafka latency and throughput", .serialized)

@@ -3,6 +3,7 @@ import Logging
 import PostlyKafka
 import ServiceLifecycle
 import Testing
+import TestSupport
 
 @Suite("Kafka produce and consume")
 struct KafkaRoundTripTests {

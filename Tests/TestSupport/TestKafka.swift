@@ -2,14 +2,13 @@ import Foundation
 import Logging
 import PostlyKafka
 import ServiceLifecycle
-import TestSupport
 
 /// Settings that make tests quick on tansu: group joins in about 1.5 s, fetches answered
 /// within 100 ms, topics found within a second.
-func testConfiguration(brokers: String? = nil, messageTimeout: Duration = .seconds(10)) throws -> KafkaConfiguration {
+public func testConfiguration(brokers: String? = nil, messageTimeout: Duration = .seconds(10)) throws -> KafkaConfiguration {
     KafkaConfiguration(
         brokers: try brokers ?? TestEnvironment.kafkaBrokers,
-        clientID: "postly-kafka-tests",
+        clientID: "postly-tests",
         messageTimeout: messageTimeout,
         shutdownFlushTimeout: .seconds(2),
         sessionTimeout: .seconds(3),
@@ -20,23 +19,24 @@ func testConfiguration(brokers: String? = nil, messageTimeout: Duration = .secon
 }
 
 /// A topic or group name no other test uses.
-func uniqueName(_ prefix: String) -> String {
+public func uniqueName(_ prefix: String) -> String {
     "\(prefix)-\(UUID().uuidString.lowercased())"
 }
 
-let testLogger: Logger = {
-    var logger = Logger(label: "postly.kafka.tests")
+public let testLogger: Logger = {
+    var logger = Logger(label: "postly.tests")
     logger.logLevel = .warning
     return logger
 }()
 
-struct TimedOut: Error, CustomStringConvertible {
-    let waitingFor: String
-    var description: String { "timed out waiting for \(waitingFor)" }
+public struct TimedOut: Error, CustomStringConvertible {
+    public let waitingFor: String
+    public init(waitingFor: String) { self.waitingFor = waitingFor }
+    public var description: String { "timed out waiting for \(waitingFor)" }
 }
 
 /// Runs the services beside `body`, then cancels them and waits until their `run()` returned.
-func withRunning<T: Sendable>(_ services: [any Service], _ body: () async throws -> T) async throws -> T {
+public func withRunning<T: Sendable>(_ services: [any Service], _ body: () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: Void.self) { group in
         for service in services {
             group.addTask { try await service.run() }
@@ -55,7 +55,7 @@ func withRunning<T: Sendable>(_ services: [any Service], _ body: () async throws
 }
 
 /// The next `count` records the consumer receives, or `TimedOut`.
-func receive(_ count: Int, from consumer: KafkaConsumer, within timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
+public func receive(_ count: Int, from consumer: KafkaConsumer, within timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
     try await withThrowingTaskGroup(of: [KafkaMessage]?.self) { group in
         group.addTask {
             var received: [KafkaMessage] = []
@@ -77,4 +77,4 @@ func receive(_ count: Int, from consumer: KafkaConsumer, within timeout: Duratio
     }
 }
 
-func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+public func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import PostlyEvents
+import PostlyKafka
+import PostlyModels
+import PostlyPostgres
+import Testing
+import TestSupport
+
+/// Events written with a change reach Kafka: all of them, once, in order per key,
+/// whatever happens to the broker or the relay in between.
+@Suite struct OutboxRelayTests {
+    @Test func eventsWrittenWhileTheBrokerIsDownArriveOnceInOrderWhenItIsBack() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let broker = try await TestBroker.start()
+            broker.stop()
+            let kafka = try testConfiguration(brokers: broker.brokers, messageTimeout: .seconds(2))
+            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            let relay = OutboxRelay(
+                database: database, publisher: producer, configuration: .init(batchSize: 100, maximumBackoff: .seconds(1)),
+                logger: testLogger)
+            // 50 keys, 10 events each, interleaved, in 100 transactions.
+            let events = (1...10).flatMap { sequence in (0..<50).map { userEvent(key: "user-\($0)", sequence: Int64(sequence)) } }
+            try await withRunning([producer, relay]) {
+                try await write(events, perTransaction: 5, to: database)
+                try await Task.sleep(for: .seconds(1))
+                #expect(try await pendingCount(in: database) == 500, "nothing can be sent while the broker is down")
+
+                try await broker.start()
+                let started = ContinuousClock.now
+                try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: kafka)
+                let consumer = try KafkaConsumer(
+                    configuration: kafka, groupID: uniqueName("outbox"), topics: [Topic.users.rawValue], logger: testLogger)
+                let received = try await withRunning([consumer]) {
+                    try await decodedEvents(receive(500, from: consumer, within: .seconds(60)))
+                }
+                print("[outbox] 500 events delivered \(started.duration(to: .now)) after the broker came back")
+                #expect(Set(received.map(\.id)) == Set(events.map(\.id)), "every event exactly once")
+                for (key, sequences) in sequencesByKey(received) {
+                    #expect(sequences == Array(1...10), "order of \(key)")
+                }
+                #expect(try await eventually { try await pendingCount(in: database) == 0 })
+            }
+        }
+    }
+
+    @Test func aRelayKilledBetweenPublishingAndMarkingLosesNothing() async throws {
+        struct Killed: Error {}
+        /// Publishes for real, then dies before the relay can mark anything sent.
+        struct DiesAfterPublishing: EventPublisher {
+            let producer: KafkaProducer
+            func publish(_ messages: [KafkaOutgoingMessage]) async -> [Result<Void, any Error>] {
+                _ = await producer.publish(messages)
+                return messages.map { _ in .failure(Killed()) }
+            }
+        }
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let (broker, kafka) = try await startBroker()
+            defer { broker.stop() }
+            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            let events = (1...20).map { userEvent(key: "user-\($0 % 3)", sequence: Int64($0)) }
+            try await withRunning([producer]) {
+                try await write(events, perTransaction: 4, to: database)
+                let dying = OutboxRelay(database: database, publisher: DiesAfterPublishing(producer: producer), logger: testLogger)
+                await #expect(throws: Killed.self) { try await dying.publishPending() }
+                #expect(try await pendingCount(in: database) == 20, "nothing was marked sent")
+
+                let next = OutboxRelay(database: database, publisher: producer, logger: testLogger)
+                try await next.publishPending()
+                #expect(try await pendingCount(in: database) == 0)
+
+                let consumer = try KafkaConsumer(
+                    configuration: kafka, groupID: uniqueName("killed"), topics: [Topic.users.rawValue], logger: testLogger)
+                let received = try await withRunning([consumer]) {
+                    try await decodedEvents(receive(40, from: consumer, within: .seconds(30)))
+                }
+                #expect(Set(received.map(\.id)) == Set(events.map(\.id)), "published twice, lost never")
+            }
+        }
+    }
+
+    @Test func twoRelaysAtOnceKeepEachKeyInOrder() async throws {
+        try await TestDatabase.with(poolSize: 6) { database in
+            try await schema.apply(to: database)
+            let (broker, kafka) = try await startBroker()
+            defer { broker.stop() }
+            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            let relays = (0..<2).map { _ in
+                OutboxRelay(database: database, publisher: producer, configuration: .init(batchSize: 7), logger: testLogger)
+            }
+            let events = (1...60).flatMap { sequence in (0..<5).map { userEvent(key: "user-\($0)", sequence: Int64(sequence)) } }
+            let consumer = try KafkaConsumer(
+                configuration: kafka, groupID: uniqueName("two-relays"), topics: [Topic.users.rawValue], logger: testLogger)
+            try await withRunning([producer, consumer] + relays) {
+                try await write(events, perTransaction: 3, to: database)
+                let received = try await decodedEvents(receive(300, from: consumer, within: .seconds(60)))
+                #expect(Set(received.map(\.id)).count == 300)
+                for (key, sequences) in sequencesByKey(received) {
+                    #expect(sequences == Array(1...60), "order of \(key)")
+                }
+            }
+        }
+    }
+
+    @Test func aCommitWakesTheRelayAtOnceNotAtTheNextPoll() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let (broker, kafka) = try await startBroker()
+            defer { broker.stop() }
+            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            let relay = OutboxRelay(
+                database: database, publisher: producer, configuration: .init(pollInterval: .seconds(120)), logger: testLogger)
+            let consumer = try KafkaConsumer(
+                configuration: kafka, groupID: uniqueName("notify"), topics: [Topic.users.rawValue], logger: testLogger)
+            try await withRunning([producer, consumer, relay]) {
+                // Warm up: the consumer joins its group and the relay goes idle.
+                try await write([userEvent(key: "warm-up", sequence: 1)], perTransaction: 1, to: database)
+                _ = try await receive(1, from: consumer, within: .seconds(30))
+                try await Task.sleep(for: .milliseconds(500))
+                var delays: [Duration] = []
+                for sequence in 1...5 {
+                    let written = ContinuousClock.now
+                    try await write([userEvent(key: "user", sequence: Int64(sequence))], perTransaction: 1, to: database)
+                    _ = try await receive(1, from: consumer, within: .seconds(5))
+                    delays.append(written.duration(to: .now))
+                }
+                print("[outbox] commit to consumer, one at a time: \(delays.sorted())")
+                #expect(delays.allSatisfy { $0 < .seconds(3) })
+            }
+        }
+    }
+}
