@@ -3,13 +3,6 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
-/// The isolation level of a transaction.
-public enum IsolationLevel: String, Sendable {
-    case readCommitted = "READ COMMITTED"
-    case repeatableRead = "REPEATABLE READ"
-    case serializable = "SERIALIZABLE"
-}
-
 /// A pool of connections to one PostgreSQL database.
 ///
 /// At most `poolSize` connections, opened on first use; callers beyond that wait in line
@@ -119,6 +112,7 @@ public final class Database: Service, Sendable {
             case ready(PostgresConnection)
             case wait(UInt64)
             case closed
+            case cancelled
         }
         let immediate: Lease = state.withLock { state in
             if state.isClosed { return .closed }
@@ -129,12 +123,13 @@ public final class Database: Service, Sendable {
         switch immediate {
         case .ready(let connection): return connection
         case .closed: throw DatabaseError.closed
+        case .cancelled: throw CancellationError()
         case .wait(let id):
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let outcome: Lease? = state.withLock { state in
                         if state.isClosed { return .closed }
-                        if Task.isCancelled { return .wait(id) }
+                        if Task.isCancelled { return .cancelled }
                         // A connection may have come back since the first look.
                         if let connection = state.idle.popLast() { return .ready(connection) }
                         state.waiters.append(Waiter(id: id, continuation: continuation))
@@ -143,8 +138,8 @@ public final class Database: Service, Sendable {
                     switch outcome {
                     case .ready(let connection): continuation.resume(returning: connection)
                     case .closed: continuation.resume(throwing: DatabaseError.closed)
-                    case .wait: continuation.resume(throwing: CancellationError())
-                    case nil: break
+                    case .cancelled: continuation.resume(throwing: CancellationError())
+                    case .wait, nil: break
                     }
                 }
             } onCancel: {
@@ -174,18 +169,3 @@ public final class Database: Service, Sendable {
     }
 }
 
-extension NIOThreadPool {
-    /// Runs blocking work on the pool. Unlike `runIfActive`, work already submitted is not
-    /// skipped when the task is cancelled: a ROLLBACK must still reach the server.
-    func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            submit { state in
-                guard case .active = state else {
-                    continuation.resume(throwing: DatabaseError.closed)
-                    return
-                }
-                continuation.resume(with: Result(catching: body))
-            }
-        }
-    }
-}
