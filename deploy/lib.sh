@@ -50,9 +50,15 @@ broker_start() {
   return 1
 }
 
+# tansu ignores SIGTERM while clients are connected: SIGKILL after a moment. Its storage
+# is memory anyway.
 broker_stop() {
-  local dir=$1
-  [ -f "$dir/broker.pid" ] && kill "$(cat "$dir/broker.pid")" 2>/dev/null || true
+  local dir=$1 pid
+  [ -f "$dir/broker.pid" ] || return 0
+  pid=$(cat "$dir/broker.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -9 "$pid" 2>/dev/null || true
   rm -f "$dir/broker.pid"
 }
 
