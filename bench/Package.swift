@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
-// The libpq layer against postgres-nio, run on demand by `bench/run.sh`. A package of its own
-// so that the main build and CI never build postgres-nio.
+// Benchmarks run on demand by `bench/run.sh`: the libpq layer against postgres-nio, and the
+// outbox through Kafka to a consumer. A package of its own so that the main build and CI
+// never build postgres-nio.
 import Foundation
 import PackageDescription
 
@@ -21,6 +22,15 @@ let package = Package(
                 .product(name: "PostlyPostgres", package: postly),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
-        )
+        ),
+        .executableTarget(
+            name: "outbox-bench",
+            dependencies: [
+                .product(name: "PostlyEvents", package: postly),
+                .product(name: "PostlyKafka", package: postly),
+                .product(name: "PostlyModels", package: postly),
+                .product(name: "PostlyPostgres", package: postly),
+            ]
+        ),
     ]
 )

@@ -42,10 +42,7 @@ broker_start() {
   "$tansu_bin" broker --listener-url "tcp://127.0.0.1:$port" --advertised-listener-url "tcp://127.0.0.1:$port" \
     >"$dir/broker.log" 2>&1 &
   echo $! >"$dir/broker.pid"
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-    sleep 0.05
-  done
+  wait_port "$port" 5 && return 0
   echo "the broker did not start; see $dir/broker.log" >&2
   return 1
 }
@@ -57,8 +54,7 @@ broker_stop() {
   [ -f "$dir/broker.pid" ] || return 0
   pid=$(cat "$dir/broker.pid")
   kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-  kill -9 "$pid" 2>/dev/null || true
+  wait_exit "$pid" 1 || kill -9 "$pid" 2>/dev/null || true
   rm -f "$dir/broker.pid"
 }
 

@@ -28,3 +28,6 @@ export POSTLY_TEST_PG_BIN=$pg_bin POSTLY_TEST_TANSU=$tansu_bin
 cd "$postly_root"
 swift build --build-tests
 swift test --skip-build "$@"
+
+# The gateway's routing table and problem documents, against fake services.
+"$postly_root/deploy/check-gateway.sh"

@@ -15,81 +15,71 @@ import TestSupport
         }
     }
 
-    @Test func duplicatesAndOlderSequencesChangeNothing() async throws {
+    /// A consuming service: its database, a broker of its own, and a runner recording what
+    /// it applies from `topics`, running while `body` runs.
+    func withRunner(
+        topics: [Topic] = [.users], _ body: @escaping (Database, KafkaProducer, KafkaConfiguration) async throws -> Void
+    ) async throws {
         try await TestDatabase.with { database in
             try await schema.apply(to: database)
             let (broker, kafka) = try await startBroker()
             defer { broker.stop() }
             let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
             let runner = EventConsumerRunner(
-                name: "tests", topics: [.users], database: database, kafka: kafka, deadLetters: producer,
+                name: "tests", topics: topics, database: database, kafka: kafka, deadLetters: producer,
                 handler: RecordingHandler(), logger: testLogger)
+            try await withRunning([producer, runner]) { try await body(database, producer, kafka) }
+        }
+    }
+
+    @Test func duplicatesAndOlderSequencesChangeNothing() async throws {
+        try await withRunner { database, producer, _ in
             let second = userEvent(key: "ada", sequence: 2)
             let sent = [userEvent(key: "ada", sequence: 1), second, second, userEvent(key: "ada", sequence: 1), userEvent(key: "ada", sequence: 3)]
-            try await withRunning([producer, runner]) {
-                for event in sent {
-                    _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: event.key, value: encoded(event)))
-                }
-                #expect(try await eventually { try await appliedSequences(database, key: "ada").last == 3 })
-                try await Task.sleep(for: .milliseconds(300))
-                #expect(try await appliedSequences(database, key: "ada") == [1, 2, 3])
+            for event in sent {
+                _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: event.key, value: encoded(event)))
             }
+            #expect(try await eventually { try await appliedSequences(database, key: "ada").last == 3 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await appliedSequences(database, key: "ada") == [1, 2, 3])
         }
     }
 
     @Test func anUndecodableMessageIsDeadLetteredAndTheNextOneIsApplied() async throws {
-        try await TestDatabase.with { database in
-            try await schema.apply(to: database)
-            let (broker, kafka) = try await startBroker()
-            defer { broker.stop() }
-            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
-            let runner = EventConsumerRunner(
-                name: "tests", topics: [.users], database: database, kafka: kafka, deadLetters: producer,
-                handler: RecordingHandler(), logger: testLogger)
+        try await withRunner { database, producer, kafka in
             let deadLetters = try KafkaConsumer(
                 configuration: kafka, groupID: uniqueName("dead"), topics: [Topic.deadLetter.rawValue], logger: testLogger)
-            try await withRunning([producer, runner, deadLetters]) {
-                let garbage = bytes("{\"type\": \"post.exploded\", \"garbage\": true")
-                _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: "ada", value: garbage))
-                let event = userEvent(key: "ada", sequence: 1)
-                _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: "ada", value: encoded(event)))
+            let garbage = bytes("{\"type\": \"post.exploded\", \"garbage\": true")
+            _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: "ada", value: garbage))
+            let event = userEvent(key: "ada", sequence: 1)
+            _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: "ada", value: encoded(event)))
 
-                #expect(try await eventually { try await appliedSequences(database, key: "ada") == [1] })
-                let dead = try await receive(1, from: deadLetters, within: .seconds(20))[0]
-                #expect(dead.value == garbage)
-                #expect(dead.key == "ada")
-                let reason = String(decoding: dead.header("reason") ?? [], as: UTF8.self)
-                #expect(reason.hasPrefix("undecodable event"))
-                #expect(String(decoding: dead.header("source") ?? [], as: UTF8.self).hasPrefix("postly.users/"))
-            }
+            #expect(try await eventually { try await appliedSequences(database, key: "ada") == [1] })
+            let dead = try await withRunning([deadLetters]) { try await receive(1, from: deadLetters, within: .seconds(20))[0] }
+            #expect(dead.value == garbage)
+            #expect(dead.key == "ada")
+            let reason = String(decoding: dead.header("reason") ?? [], as: UTF8.self)
+            #expect(reason.hasPrefix("undecodable event"))
+            #expect(String(decoding: dead.header("source") ?? [], as: UTF8.self).hasPrefix("postly.users/"))
         }
     }
 
     @Test func everySampleEventIsAppliedOnce() async throws {
-        try await TestDatabase.with { database in
-            try await schema.apply(to: database)
-            let (broker, kafka) = try await startBroker()
-            defer { broker.stop() }
-            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
-            let runner = EventConsumerRunner(
-                name: "tests", topics: Topic.allCases.filter { $0 != .deadLetter }, database: database, kafka: kafka,
-                deadLetters: producer, handler: RecordingHandler(), logger: testLogger)
-            // In the order they happened: each key's sequence grows with every event.
-            let samples = try EventType.allCases.map { (try EventFixtures.event($0), try EventFixtures.data($0)) }
-                .sorted { $0.0.occurredAt < $1.0.occurredAt }
-            try await withRunning([producer, runner]) {
-                for (event, sample) in samples {
-                    // Twice: the second delivery changes nothing.
-                    for _ in 0..<2 {
-                        _ = try await producer.send(KafkaOutgoingMessage(topic: event.topic.rawValue, key: event.key, value: Array(sample)))
-                    }
+        // In the order they happened: each key's sequence grows with every event.
+        let samples = try EventType.allCases.map { (try EventFixtures.event($0), try EventFixtures.data($0)) }
+            .sorted { $0.0.occurredAt < $1.0.occurredAt }
+        try await withRunner(topics: [.users, .posts, .comments]) { database, producer, _ in
+            for (event, sample) in samples {
+                // Twice: the second delivery changes nothing.
+                for _ in 0..<2 {
+                    _ = try await producer.send(KafkaOutgoingMessage(topic: event.topic.rawValue, key: event.key, value: Array(sample)))
                 }
-                let expected = try Set(EventType.allCases.map { try EventFixtures.event($0).id })
-                #expect(try await eventually {
-                    let ids = try await database.query("SELECT event_id FROM applied").map { try $0.decode("event_id", as: UUID.self) }
-                    return Set(ids) == expected && ids.count == expected.count
-                })
             }
+            let expected = Set(samples.map(\.0.id))
+            #expect(try await eventually {
+                let ids = try await database.query("SELECT event_id FROM applied").map { try $0.decode("event_id", as: UUID.self) }
+                return Set(ids) == expected && ids.count == expected.count
+            })
         }
     }
 }
