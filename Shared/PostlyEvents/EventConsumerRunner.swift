@@ -10,8 +10,9 @@ import ServiceLifecycle
 /// the handler in a database transaction, and commits the Kafka offset only after that
 /// transaction committed. An event whose `sequence` is not newer than the last one applied
 /// for its key changes nothing (redelivery, replay, reordering). A message that cannot be
-/// decoded goes to `postly.deadletter` with the reason, and the partition moves on. When
-/// the database is down, the runner retries the same message; it never skips one.
+/// decoded, or that the handler fails on for good, goes to `postly.deadletter` with the
+/// reason, and the partition moves on. While the database is unreachable, the runner
+/// retries the same message; it never skips one for that.
 public final class EventConsumerRunner: Service {
     private let name: String
     private let topics: [Topic]
@@ -67,12 +68,17 @@ public final class EventConsumerRunner: Service {
             do {
                 try await apply(event)
                 return
-            } catch let error as DatabaseError {
+            } catch let error as DatabaseError where error.isTransient {
                 // Not this message's fault: wait for the database, keep the place.
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { throw error }
                 logger.warning("cannot apply event; retrying", metadata: ["event": "\(event.id)", "error": "\(error)"])
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(5))
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                try await deadLetter(message, reason: "handler failed on \(event.type.rawValue) \(event.id): \(error)")
+                return
             }
         }
     }

@@ -34,3 +34,14 @@ extension DatabaseError: CustomStringConvertible {
         }
     }
 }
+
+extension DatabaseError {
+    /// Whether the same statement may succeed if tried again later: the server was
+    /// unreachable, or the transaction lost a race. Everything else fails again.
+    public var isTransient: Bool {
+        switch self {
+        case .connectionFailed, .serializationFailure, .deadlockDetected: true
+        case .uniqueViolation, .invalidParameter, .server, .decoding, .closed: false
+        }
+    }
+}

@@ -12,7 +12,7 @@ extension Request {
         var request = self
         let body = try await request.collectBody(upTo: RequestLimits.maxBodyBytes)
         do {
-            return try context.requestDecoder.decode(T.self, from: Data(buffer: body))
+            return try context.requestDecoder.decode(T.self, from: Data(body.readableBytesView))
         } catch let error as DecodingError {
             throw APIError.badRequest(Self.describe(error))
         }
@@ -38,11 +38,5 @@ extension Request {
         default:
             return "The request body is not valid JSON"
         }
-    }
-}
-
-extension Data {
-    init(buffer: ByteBuffer) {
-        self = buffer.withUnsafeReadableBytes { Data($0) }
     }
 }

@@ -64,6 +64,22 @@ import TestSupport
         }
     }
 
+    @Test func anEventTheHandlerFailsOnForGoodIsDeadLetteredAndTheNextOneIsApplied() async throws {
+        try await withRunner { database, producer, kafka in
+            let deadLetters = try KafkaConsumer(
+                configuration: kafka, groupID: uniqueName("dead"), topics: [Topic.deadLetter.rawValue], logger: testLogger)
+            for sequence: Int64 in [12, 13, 14] {
+                let event = userEvent(key: "ada", sequence: sequence)
+                _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: "ada", value: encoded(event)))
+            }
+            #expect(try await eventually { try await appliedSequences(database, key: "ada") == [12, 14] })
+            let dead = try await withRunning([deadLetters]) { try await receive(1, from: deadLetters, within: .seconds(20))[0] }
+            let event = try PostlyJSON.decoder().decode(Event.self, from: Data(dead.value))
+            #expect(event.sequence == 13)
+            #expect(String(decoding: dead.header("reason") ?? [], as: UTF8.self).contains("Unlucky"))
+        }
+    }
+
     @Test func everySampleEventIsAppliedOnce() async throws {
         // In the order they happened: each key's sequence grows with every event.
         let samples = try EventType.allCases.map { (try EventFixtures.event($0), try EventFixtures.data($0)) }

@@ -13,9 +13,13 @@ let schema = Migrations([
         sql: "CREATE TABLE applied (event_id uuid NOT NULL, key text NOT NULL, sequence bigint NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"),
 ])
 
-/// Records every event it is handed, in the consuming service's database.
+/// Records every event it is handed, in the consuming service's database; fails for good
+/// on sequence 13.
 struct RecordingHandler: EventHandler {
+    struct Unlucky: Error {}
+
     func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        if event.sequence == 13 { throw Unlucky() }
         try await connection.execute(
             "INSERT INTO applied (event_id, key, sequence) VALUES (\(event.id), \(event.key), \(event.sequence))")
     }

@@ -49,9 +49,5 @@ struct TestApplication {
 }
 
 extension TestResponse {
-    var problem: Problem? { try? PostlyJSON.decoder().decode(Problem.self, from: Data(buffer: body)) }
-}
-
-extension Data {
-    init(buffer: ByteBuffer) { self = buffer.withUnsafeReadableBytes { Data($0) } }
+    var problem: Problem? { try? PostlyJSON.decoder().decode(Problem.self, from: Data(body.readableBytesView)) }
 }
