@@ -52,21 +52,27 @@ struct MeasuringHandler: EventHandler {
     }
 }
 
-func userEvent(_ index: Int) -> Event {
-    let key = "user-\(index % 100)"
-    return Event(
-        producer: "bench", key: key, sequence: Int64(index), actorId: key,
-        data: .userUpdated(UserSnapshot(userId: key, name: "name \(index)", profilePicture: nil)))
+/// The `count` events of one writer: 25 users of its own, each user's sequence growing in
+/// the order they are written (a consumer would rightly skip an older one).
+func userEvents(writer: Int, count: Int) -> [Event] {
+    (0..<count).map { index in
+        let key = "user-\(writer)-\(index % 25)"
+        return Event(
+            producer: "bench", key: key, sequence: Int64(index / 25 + 1), actorId: key,
+            data: .userUpdated(UserSnapshot(userId: key, name: "name \(index)", profilePicture: nil)))
+    }
 }
 
-/// Writes `events` through the outbox, `perTransaction` at a time, and notes the commit times.
+/// Writes `events` through the outbox, `perTransaction` at a time. The clock of each
+/// event starts when its transaction starts (noting it after the commit would race the
+/// handler), so the delays include writing and committing.
 func write(_ events: [Event], perTransaction: Int, to database: Database, arrivals: Arrivals) async throws {
     for start in stride(from: 0, to: events.count, by: perTransaction) {
         let batch = Array(events[start..<min(start + perTransaction, events.count)])
+        arrivals.commit(batch.map(\.id), at: .now)
         try await database.transaction { connection in
             for event in batch { try await Outbox.add(event, in: connection) }
         }
-        arrivals.commit(batch.map(\.id), at: .now)
     }
 }
 
@@ -100,32 +106,30 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await service.run() }
     }
     // Warm up: the consumer joins its group.
-    try await write([userEvent(0)], perTransaction: 1, to: database, arrivals: arrivals)
+    try await write(userEvents(writer: 99, count: 1), perTransaction: 1, to: database, arrivals: arrivals)
     try await waitFor(1, arrivals)
     arrivals.reset()
 
     // A burst: 4 writers, 10 events per transaction.
-    let events = (1...burstEvents).map(userEvent)
+    let shares = (0..<4).map { userEvents(writer: $0, count: burstEvents / 4) }
     let started = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { writers in
-        let share = events.count / 4
-        for writer in 0..<4 {
-            let slice = Array(events[(writer * share)..<(writer == 3 ? events.count : (writer + 1) * share)])
-            writers.addTask { try await write(slice, perTransaction: 10, to: database, arrivals: arrivals) }
+        for share in shares {
+            writers.addTask { try await write(share, perTransaction: 10, to: database, arrivals: arrivals) }
         }
         try await writers.waitForAll()
     }
     let written = started.duration(to: .now)
-    try await waitFor(events.count, arrivals)
+    try await waitFor(shares.joined().count, arrivals)
     let total = started.duration(to: .now)
     let perSecond = Double(arrivals.count) / (Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18)
-    print("burst: \(arrivals.count) events written in \(format(written)), all handled after \(format(total)): \(Int(perSecond)) events/s end to end")
+    print("burst: \(arrivals.count) events written in \(format(written)) by 4 writers, all handled after \(format(total)): \(Int(perSecond)) events/s end to end")
     print("burst: commit to handler p50 \(format(arrivals.percentile(0.5))), p99 \(format(arrivals.percentile(0.99)))")
 
     // A trickle: one event per transaction, 50 a second.
     arrivals.reset()
-    for index in 0..<250 {
-        try await write([userEvent(burstEvents + 1 + index)], perTransaction: 1, to: database, arrivals: arrivals)
+    for event in userEvents(writer: 4, count: 250) {
+        try await write([event], perTransaction: 1, to: database, arrivals: arrivals)
         try await Task.sleep(for: .milliseconds(20))
     }
     try await waitFor(250, arrivals)
