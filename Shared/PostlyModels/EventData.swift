@@ -69,6 +69,14 @@ public struct UserSnapshot: Codable, Sendable, Hashable {
     }
 
     public var author: Author { Author(userId: userId, name: name, profilePicture: profilePicture) }
+
+    // `profilePicture` is written as `null` when absent, like the sample events and `Author`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(userId, forKey: .userId)
+        try container.encode(name, forKey: .name)
+        try container.encode(profilePicture, forKey: .profilePicture)
+    }
 }
 
 /// `session.revoked`: every service refuses the session's access tokens from now on, until
