@@ -33,7 +33,8 @@ public final class ViewCounter: Service, Sendable {
 
     public func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            try? await Task.sleep(for: interval)
+            // Graceful shutdown ends the wait at once; the last flush below still runs.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
             await flush()
         }
         await flush()

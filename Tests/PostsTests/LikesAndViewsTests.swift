@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import PostlyModels
 import PostsService
+import Synchronization
 import Testing
 import TestSupport
 
@@ -79,6 +80,24 @@ import TestSupport
             }
             #expect(stored)
             #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views >= 201)
+        }
+    }
+
+    @Test func viewsCountedBeforeAGracefulShutdownAreWritten() async throws {
+        let postId = Mutex<String>("")
+        try await withPostsService(viewFlushInterval: .seconds(3600), afterShutdown: { database in
+            let id = postId.withLock { $0 }
+            let views = try await database.query("SELECT views FROM posts WHERE id = \(id)")[0].decode("views", as: Int.self)
+            #expect(views == 9)
+        }) { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            postId.withLock { $0 = post.id }
+            for _ in 0..<7 { try await api.request(.get, "/api/posts/\(post.id)") }
+            // Not yet written (the interval is an hour), but shown to readers already.
+            #expect(try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 0)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views == 8)
+            try await api.request(.get, "/api/posts/\(post.id)", headers: [.ifNoneMatch: "\"0\""])
         }
     }
 }

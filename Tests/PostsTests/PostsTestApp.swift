@@ -77,7 +77,8 @@ struct UnexpectedAnswer: Error, CustomStringConvertible {
 /// Runs `body` against a posts service of its own (fresh database; the shared test broker
 /// unless `brokers` names another).
 func withPostsService(
-    brokers: String? = nil, poolSize: Int = 8, _ body: @escaping @Sendable (PostsClient) async throws -> Void
+    brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200),
+    afterShutdown: @Sendable (Database) async throws -> Void = { _ in }, _ body: @escaping @Sendable (PostsClient) async throws -> Void
 ) async throws {
     let testDatabase = try await TestDatabase.create(poolSize: 2)
     let issuer = try await TestTokenIssuer()
@@ -86,13 +87,14 @@ func withPostsService(
     postgres.poolSize = poolSize
     configuration.service.postgres = postgres
     configuration.service.kafka = try testConfiguration(brokers: brokers)
-    configuration.viewFlushInterval = .milliseconds(200)
+    configuration.viewFlushInterval = viewFlushInterval
     let jwks = issuer.jwks
     do {
         let app = try await buildApplication(configuration, logger: testLogger, fetchJWKS: { jwks })
         try await app.test(.router) { client in
             try await body(PostsClient(client: client, issuer: issuer, database: testDatabase.database))
         }
+        try await afterShutdown(testDatabase.database)
     } catch {
         await testDatabase.drop()
         throw error
