@@ -132,6 +132,25 @@ public struct PostSnapshot: Codable, Sendable, Hashable {
         self.deletedAt = deletedAt
         self.version = version
     }
+
+    // Empty optionals are written as `null`, as in the samples: consumers see every key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(content, forKey: .content)
+        try container.encode(excerpt, forKey: .excerpt)
+        try container.encode(slug, forKey: .slug)
+        try container.encode(status, forKey: .status)
+        try container.encode(coverImage, forKey: .coverImage)
+        try container.encode(author, forKey: .author)
+        try container.encode(readTime, forKey: .readTime)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(publishedAt, forKey: .publishedAt)
+        try container.encode(deletedAt, forKey: .deletedAt)
+        try container.encode(version, forKey: .version)
+    }
 }
 
 /// `post.liked`, `post.unliked`.
