@@ -21,14 +21,28 @@ func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
 /// The services, each declared the same way: its library (routes, storage, consumers) in
 /// `Services/<Name>`, its thin executable `postly-<name>` in `Services/<Name>/main`, and
 /// its contract tests in `Tests/<Name>Tests`. Services are added here as their issues land.
-let services: [String] = []
+let services: [String] = ["Auth", "Posts", "Comments"]
+
+/// What a service uses beyond the scaffold, for its library and its tests.
+let serviceDependencies: [String: [Target.Dependency]] = [
+    "Auth": [nio, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")],
+    "Posts": [.product(name: "Ink", package: "Ink")],
+]
+
+/// What a service's tests use beyond its own dependencies (the auth tests make RSA keys for a
+/// local OpenID issuer).
+func serviceTestDependencies(_ name: String) -> [Target.Dependency] {
+    name == "Auth" ? [.product(name: "CryptoExtras", package: "swift-crypto")] : []
+}
 
 func serviceTargets(_ name: String) -> [Target] {
     let library = "\(name)Service"
     return [
-        .target(name: library, dependencies: ["PostlyService"], path: "Services/\(name)", exclude: ["main"]),
+        .target(name: library, dependencies: ["PostlyService"] + serviceDependencies[name, default: []], path: "Services/\(name)", exclude: ["main"]),
         .executableTarget(name: "postly-\(name.lowercased())", dependencies: [.target(name: library)], path: "Services/\(name)/main"),
-        .testTarget(name: "\(name)Tests", dependencies: [.target(name: library), "TestSupport", hummingbirdTesting]),
+        .testTarget(
+            name: "\(name)Tests",
+            dependencies: [.target(name: library), "TestSupport", hummingbirdTesting] + serviceDependencies[name, default: []] + serviceTestDependencies(name)),
     ]
 }
 
@@ -46,11 +60,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
     ],
     targets: [
         cLibrary("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),

@@ -25,7 +25,7 @@ postgres_start() {
   if [ ! -f "$dir/data/PG_VERSION" ]; then
     as_postgres "$pg_bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1
   fi
-  local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200"
+  local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500"
   [ "$durable" = durable ] || options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   as_postgres "$pg_bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -o "$options" start >/dev/null
 }

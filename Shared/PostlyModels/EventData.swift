@@ -69,6 +69,14 @@ public struct UserSnapshot: Codable, Sendable, Hashable {
     }
 
     public var author: Author { Author(userId: userId, name: name, profilePicture: profilePicture) }
+
+    // `profilePicture` is written as `null` when absent, like the sample events and `Author`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(userId, forKey: .userId)
+        try container.encode(name, forKey: .name)
+        try container.encode(profilePicture, forKey: .profilePicture)
+    }
 }
 
 /// `session.revoked`: every service refuses the session's access tokens from now on, until
@@ -123,6 +131,25 @@ public struct PostSnapshot: Codable, Sendable, Hashable {
         self.publishedAt = publishedAt
         self.deletedAt = deletedAt
         self.version = version
+    }
+
+    // Empty optionals are written as `null`, as in the samples: consumers see every key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(content, forKey: .content)
+        try container.encode(excerpt, forKey: .excerpt)
+        try container.encode(slug, forKey: .slug)
+        try container.encode(status, forKey: .status)
+        try container.encode(coverImage, forKey: .coverImage)
+        try container.encode(author, forKey: .author)
+        try container.encode(readTime, forKey: .readTime)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(publishedAt, forKey: .publishedAt)
+        try container.encode(deletedAt, forKey: .deletedAt)
+        try container.encode(version, forKey: .version)
     }
 }
 

@@ -10,11 +10,14 @@ public struct PostlyRequestContext: RequestContext {
     public var requestId: String
     /// Set by `AuthenticationMiddleware` when the request carries a valid access token.
     public var identity: Identity?
+    /// The peer's IP address (behind the gateway, the gateway's), for limits per client.
+    public var peerAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestId = ""
         self.identity = nil
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     public var requestDecoder: JSONDecoder { Self.decoder }

@@ -1,0 +1,149 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PostlyModels
+import PostlyService
+
+/// The routes under `/api/auth`: accounts, sign-in with email or Google, refresh, logout,
+/// the caller's user, and the public keys that verify access tokens.
+struct AuthController {
+    let accounts: any AccountRepository
+    let signer: AccessTokenSigner
+    let passwords: PasswordHasher
+    let rateLimiter: LoginRateLimiter
+    let google: GoogleIDTokenVerifier
+    let denyList: SessionDenyList
+    let accessTokenLifetime: TimeInterval
+    let refreshTokenLifetime: TimeInterval
+
+    func addRoutes(to router: Router<PostlyRequestContext>) {
+        let auth = router.group("api/auth")
+        auth.post("register", use: register)
+        auth.post("login/email", use: loginWithEmail)
+        auth.post("login", use: loginWithGoogle)
+        auth.post("refresh", use: refresh)
+        auth.post("logout", use: logout)
+        auth.get("check", use: check)
+        auth.get("jwks", use: jwks)
+    }
+
+    static let invalidCredentials = "Invalid email or password"
+
+    @Sendable func register(_ request: Request, context: PostlyRequestContext) async throws -> EditedResponse<AuthSession> {
+        let body = try await request.decodeJSON(as: RegisterRequest.self, context: context)
+        let fields = try AuthValidation.validateRegistration(name: body.name, email: body.email, password: body.password)
+        let passwordHash = try await passwords.hash(fields.password)
+        let session = try await startSession { new in
+            try await accounts.register(name: fields.name, email: fields.email, passwordHash: passwordHash, session: new)
+        }
+        return EditedResponse(status: .created, headers: [.location: "/api/auth/check"], response: session)
+    }
+
+    @Sendable func loginWithEmail(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {
+        let body = try await request.decodeJSON(as: EmailLoginRequest.self, context: context)
+        var missing: [String: String] = [:]
+        if (body.email ?? "").isEmpty { missing["email"] = "must not be empty" }
+        if (body.password ?? "").isEmpty { missing["password"] = "must not be empty" }
+        guard missing.isEmpty, let password = body.password else { throw APIError.invalidFields(missing) }
+        let email = AuthValidation.normalizedEmail(body.email ?? "")
+        let client = Self.clientAddress(of: request, context: context)
+        try rateLimiter.checkAllowed(email: email, client: client)
+        // An unknown email is checked against a dummy hash: same answer, same time.
+        let account = try await accounts.account(email: email)
+        guard try await passwords.verify(password, against: account?.passwordHash), let account else {
+            rateLimiter.recordFailure(email: email, client: client)
+            throw APIError.unauthorized(Self.invalidCredentials)
+        }
+        rateLimiter.recordSuccess(email: email)
+        return try await startSession { new in
+            try await accounts.startSession(userId: account.user.userId, session: new)
+        }
+    }
+
+    @Sendable func loginWithGoogle(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {
+        let body = try await request.decodeJSON(as: GoogleLoginRequest.self, context: context)
+        guard let token = body.token, !token.isEmpty else { throw APIError.invalidFields(["token": "must not be empty"]) }
+        let identity = try await google.verify(token)
+        return try await startSession { new in
+            try await accounts.signIn(google: identity, session: new)
+        }
+    }
+
+    @Sendable func refresh(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {
+        let body = try await request.decodeJSON(as: RefreshRequest.self, context: context)
+        guard let presented = body.refreshToken, !presented.isEmpty else {
+            throw APIError.invalidFields(["refreshToken": "must not be empty"])
+        }
+        let now = Date()
+        let nextToken = RefreshToken.generate()
+        let next = RefreshTokenRecord(hash: RefreshToken.hash(nextToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime))
+        let outcome = try await accounts.refresh(
+            tokenHash: RefreshToken.hash(presented), next: next, accessExpiresAt: now.addingTimeInterval(accessTokenLifetime))
+        switch outcome {
+        case .rotated(let user, let sessionId):
+            let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
+            return AuthSession(accessToken: access.token, refreshToken: nextToken, expiresIn: Int(accessTokenLifetime), user: user)
+        case .reused(let revocation):
+            denyList.revoke(sessionId: revocation.sessionId, until: revocation.expiresAt)
+            context.logger.notice("a spent refresh token was presented again; its session is revoked", metadata: ["sessionId": "\(revocation.sessionId)"])
+            throw APIError.unauthorized("Invalid refresh token")
+        case .invalid:
+            throw APIError.unauthorized("Invalid refresh token")
+        }
+    }
+
+    @Sendable func logout(_ request: Request, context: PostlyRequestContext) async throws -> Message {
+        let identity = try context.requireIdentity()
+        let revocation = try await accounts.revokeSession(id: identity.sessionId, userId: identity.userId)
+        // Refused here at once; the other services hear of it through `session.revoked`.
+        denyList.revoke(sessionId: identity.sessionId, until: max(revocation?.expiresAt ?? identity.expiresAt, identity.expiresAt))
+        return Message("Logged out")
+    }
+
+    @Sendable func check(_ request: Request, context: PostlyRequestContext) async throws -> User {
+        let identity = try context.requireIdentity()
+        // Another instance may have revoked the session before its event reached this one.
+        guard try await accounts.isActive(sessionId: identity.sessionId) else {
+            denyList.revoke(sessionId: identity.sessionId, until: identity.expiresAt)
+            throw APIError.unauthorized("The session has ended")
+        }
+        return try await accounts.user(id: identity.userId)
+    }
+
+    @Sendable func jwks(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+        let jwks = try await signer.jwks()
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "public, max-age=300"],
+            body: .init(byteBuffer: ByteBuffer(string: jwks)))
+    }
+
+    /// Creates the session with `start`, then signs its first access token.
+    private func startSession(_ start: (NewSession) async throws -> User) async throws -> AuthSession {
+        let now = Date()
+        let sessionId = UUID().uuidString.lowercased()
+        let refreshToken = RefreshToken.generate()
+        let session = NewSession(
+            id: sessionId,
+            refreshToken: RefreshTokenRecord(hash: RefreshToken.hash(refreshToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime)),
+            accessExpiresAt: now.addingTimeInterval(accessTokenLifetime))
+        let user = try await start(session)
+        let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
+        return AuthSession(accessToken: access.token, refreshToken: refreshToken, expiresIn: Int(accessTokenLifetime), user: user)
+    }
+
+    /// The client for limits per address: the hop our gateway appended to `X-Forwarded-For`
+    /// (its last entry; earlier ones are whatever the client claimed), else the peer.
+    static func clientAddress(of request: Request, context: PostlyRequestContext) -> String {
+        if let forwarded = request.headers[.forwardedFor],
+            let hop = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !hop.isEmpty
+        {
+            return hop
+        }
+        return context.peerAddress ?? "unknown"
+    }
+}
+
+extension HTTPField.Name {
+    static let forwardedFor = Self("X-Forwarded-For")!
+}

@@ -1,0 +1,205 @@
+import Foundation
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+import PostlyService
+
+public struct PostgresAccountRepository: AccountRepository {
+    let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    static let userColumns = "id, name, email, password_hash, profile_picture, created_at, last_login"
+
+    public func register(name: String, email: String, passwordHash: String, session: NewSession) async throws -> User {
+        do {
+            return try await database.transaction { connection in
+                let id = UUID().uuidString.lowercased()
+                try await connection.execute(
+                    """
+                    INSERT INTO users (id, name, email, password_hash, last_login)
+                    VALUES (\(id), \(name), \(email), \(passwordHash), now())
+                    """)
+                let user = try await Self.user(id: id, in: connection)
+                try await Self.publish(.userRegistered(UserSnapshot(user)), userId: id, in: connection)
+                try await Self.insert(session, userId: id, in: connection)
+                return user
+            }
+        } catch DatabaseError.uniqueViolation {
+            throw APIError.conflict("An account with this email already exists")
+        }
+    }
+
+    public func account(email: String) async throws -> Account? {
+        let rows = try await database.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE email = \(email)")
+        return try rows.first.map(Self.account)
+    }
+
+    public func user(id: String) async throws -> User {
+        try await database.withConnection { try await Self.user(id: id, in: $0) }
+    }
+
+    public func startSession(userId: String, session: NewSession) async throws -> User {
+        try await database.transaction { connection in
+            try await connection.execute("UPDATE users SET last_login = now() WHERE id = \(userId)")
+            try await Self.insert(session, userId: userId, in: connection)
+            return try await Self.user(id: userId, in: connection)
+        }
+    }
+
+    public func signIn(google: GoogleIdentity, session: NewSession) async throws -> User {
+        do {
+            return try await signInOnce(google: google, session: session)
+        } catch DatabaseError.uniqueViolation {
+            // Two first sign-ins at once: the other one created the user; this one finds it.
+            return try await signInOnce(google: google, session: session)
+        }
+    }
+
+    private func signInOnce(google: GoogleIdentity, session: NewSession) async throws -> User {
+        try await database.transaction { connection in
+            var rows = try await connection.query(
+                "SELECT \(unescaped: Self.userColumns) FROM users WHERE google_subject = \(google.subject) FOR UPDATE")
+            if rows.isEmpty {
+                rows = try await connection.query(
+                    "SELECT \(unescaped: Self.userColumns) FROM users WHERE email = \(google.email) FOR UPDATE")
+            }
+            let userId: String
+            if let row = rows.first {
+                // Known, or an email-password account with the same verified email: link it.
+                let existing = try Self.account(row).user
+                userId = existing.userId
+                try await connection.execute(
+                    """
+                    UPDATE users SET google_subject = \(google.subject), last_login = now(),
+                        profile_picture = COALESCE(profile_picture, \(google.picture))
+                    WHERE id = \(userId)
+                    """)
+                if existing.profilePicture == nil, let picture = google.picture {
+                    var updated = existing
+                    updated.profilePicture = picture
+                    try await Self.publish(.userUpdated(UserSnapshot(updated)), userId: userId, in: connection)
+                }
+            } else {
+                userId = UUID().uuidString.lowercased()
+                try await connection.execute(
+                    """
+                    INSERT INTO users (id, name, email, google_subject, profile_picture, last_login)
+                    VALUES (\(userId), \(google.name), \(google.email), \(google.subject), \(google.picture), now())
+                    """)
+                let user = try await Self.user(id: userId, in: connection)
+                try await Self.publish(.userRegistered(UserSnapshot(user)), userId: userId, in: connection)
+            }
+            try await Self.insert(session, userId: userId, in: connection)
+            return try await Self.user(id: userId, in: connection)
+        }
+    }
+
+    public func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date) async throws -> RefreshOutcome {
+        try await database.transaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT r.session_id, r.expires_at, r.spent_at, s.user_id, s.revoked_at, s.access_expires_at
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                WHERE r.token_hash = \(tokenHash)
+                FOR UPDATE
+                """)
+            guard let row = rows.first else { return .invalid }
+            let sessionId: String = try row.decode("session_id")
+            let userId: String = try row.decode("user_id")
+            guard row.isNull("revoked_at") else { return .invalid }
+            if !row.isNull("spent_at") {
+                // A spent token came back: whoever holds the session's tokens may be a thief.
+                guard let revocation = try await Self.revoke(sessionId: sessionId, userId: userId, in: connection) else {
+                    return .invalid
+                }
+                return .reused(revocation)
+            }
+            guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
+            try await connection.execute("UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = \(tokenHash)")
+            try await connection.execute(
+                """
+                INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
+                VALUES (\(next.hash), \(sessionId), \(next.expiresAt))
+                """)
+            try await connection.execute(
+                """
+                UPDATE sessions SET access_expires_at = GREATEST(access_expires_at, \(accessExpiresAt))
+                WHERE id = \(sessionId)
+                """)
+            return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
+        }
+    }
+
+    public func revokeSession(id: String, userId: String) async throws -> SessionRevocation? {
+        try await database.transaction { connection in
+            try await Self.revoke(sessionId: id, userId: userId, in: connection)
+        }
+    }
+
+    public func isActive(sessionId: String) async throws -> Bool {
+        let rows = try await database.query("SELECT 1 AS one FROM sessions WHERE id = \(sessionId) AND revoked_at IS NULL")
+        return !rows.isEmpty
+    }
+
+    // MARK: - In a transaction
+
+    static func user(id: String, in connection: DatabaseConnection) async throws -> User {
+        let rows = try await connection.query("SELECT \(unescaped: userColumns) FROM users WHERE id = \(id)")
+        guard let row = rows.first else { throw APIError.unauthorized("The account no longer exists") }
+        return try account(row).user
+    }
+
+    static func account(_ row: Row) throws -> Account {
+        Account(
+            user: User(
+                userId: try row.decode("id"), name: try row.decode("name"), email: try row.decode("email"),
+                profilePicture: try row.decode("profile_picture"), createdAt: try row.decode("created_at"),
+                lastLogin: try row.decode("last_login")),
+            passwordHash: try row.decode("password_hash"))
+    }
+
+    static func insert(_ session: NewSession, userId: String, in connection: DatabaseConnection) async throws {
+        try await connection.execute(
+            "INSERT INTO sessions (id, user_id, access_expires_at) VALUES (\(session.id), \(userId), \(session.accessExpiresAt))")
+        try await connection.execute(
+            """
+            INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
+            VALUES (\(session.refreshToken.hash), \(session.id), \(session.refreshToken.expiresAt))
+            """)
+    }
+
+    /// Marks the session revoked and writes `session.revoked`; nil when it was revoked
+    /// already or is not the user's.
+    static func revoke(sessionId: String, userId: String, in connection: DatabaseConnection) async throws -> SessionRevocation? {
+        let rows = try await connection.query(
+            """
+            UPDATE sessions SET revoked_at = now()
+            WHERE id = \(sessionId) AND user_id = \(userId) AND revoked_at IS NULL
+            RETURNING access_expires_at
+            """)
+        guard let row = rows.first else { return nil }
+        let revocation = SessionRevocation(sessionId: sessionId, userId: userId, expiresAt: try row.decode("access_expires_at"))
+        try await publish(.sessionRevoked(revocation), userId: userId, in: connection)
+        return revocation
+    }
+
+    /// Writes an event on `postly.users` keyed by the user, with the user's next sequence
+    /// (one counter for user.* and session.revoked: same topic, same key).
+    static func publish(_ data: EventData, userId: String, in connection: DatabaseConnection) async throws {
+        let rows = try await connection.query(
+            "UPDATE users SET event_sequence = event_sequence + 1 WHERE id = \(userId) RETURNING event_sequence")
+        guard let sequence = try rows.first?.decode("event_sequence", as: Int64.self) else {
+            throw APIError.unauthorized("The account no longer exists")
+        }
+        try await Outbox.add(Event(producer: "auth", key: userId, sequence: sequence, actorId: userId, data: data), in: connection)
+    }
+}
+
+extension UserSnapshot {
+    init(_ user: User) {
+        self.init(userId: user.userId, name: user.name, profilePicture: user.profilePicture)
+    }
+}

@@ -1,0 +1,52 @@
+import PostlyEvents
+import PostlyPostgres
+
+/// The auth database: the outbox (version 1), then users, sessions, refresh tokens and the
+/// token-signing keys.
+let schema: [Migration] = [
+    Outbox.migration,
+    Migration(
+        version: 2, name: "accounts",
+        sql: """
+            CREATE TABLE users (
+                id text PRIMARY KEY,
+                name text NOT NULL,
+                -- Stored trimmed and lower-cased; unique.
+                email text NOT NULL UNIQUE,
+                -- bcrypt; NULL for accounts that only ever signed in with Google.
+                password_hash text,
+                google_subject text UNIQUE,
+                profile_picture text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                last_login timestamptz,
+                -- The sequence of the user's last event on postly.users (user.*, session.revoked).
+                event_sequence bigint NOT NULL DEFAULT 0
+            );
+            CREATE TABLE sessions (
+                id text PRIMARY KEY,
+                user_id text NOT NULL REFERENCES users (id),
+                created_at timestamptz NOT NULL DEFAULT now(),
+                -- When the last access token issued for the session expires.
+                access_expires_at timestamptz NOT NULL,
+                revoked_at timestamptz
+            );
+            CREATE INDEX sessions_user ON sessions (user_id);
+            CREATE TABLE refresh_tokens (
+                -- SHA-256 of the opaque token; the token itself is never stored.
+                token_hash bytea PRIMARY KEY,
+                session_id text NOT NULL REFERENCES sessions (id),
+                created_at timestamptz NOT NULL DEFAULT now(),
+                expires_at timestamptz NOT NULL,
+                spent_at timestamptz
+            );
+            CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id);
+            CREATE TABLE signing_keys (
+                kid text PRIMARY KEY,
+                algorithm text NOT NULL,
+                private_key bytea NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                -- No longer used to sign; published until tokens signed with it have expired.
+                retired_at timestamptz
+            );
+            """),
+]

@@ -1,0 +1,22 @@
+import Foundation
+import PostlyService
+
+/// The comments service's environment, read here and nowhere else.
+public struct CommentsConfiguration: Sendable {
+    /// `HOST`, `PORT` (default 8083), `LOG_LEVEL`, `AUTH_JWKS_URL`, `POSTGRES_*` (database
+    /// `postly_comments`), `KAFKA_BROKERS`.
+    public var service: ServiceConfiguration
+    /// `POSTS_URL`: the posts service, asked about a post the projection does not know yet.
+    public var postsURL: String
+    /// `POSTS_TIMEOUT_MS` (default 1000): how long that question may take in all.
+    public var postsTimeout: Duration
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
+        service = ServiceConfiguration(name: "comments", defaultPort: 8083, environment: environment)
+        var postsURL = value("POSTS_URL") ?? "http://127.0.0.1:8082"
+        while postsURL.hasSuffix("/") { postsURL.removeLast() }
+        self.postsURL = postsURL
+        postsTimeout = .milliseconds(value("POSTS_TIMEOUT_MS").flatMap { Int($0) }.map { max(50, $0) } ?? 1000)
+    }
+}

@@ -1,0 +1,22 @@
+import PostlyService
+
+/// Finds the post a comments route is about, as the caller may see it: from the projection
+/// of post events, else from the posts service. A post that does not exist, is deleted, or
+/// is another user's draft answers 404 alike, so existence is not leaked.
+struct PostLookup: Sendable {
+    let repository: any CommentRepository
+    let postsService: PostsServiceClient
+
+    func visiblePost(id: String, to identity: Identity?, authorization: String?) async throws -> KnownPost {
+        let known: KnownPost?
+        if let projected = try await repository.post(id: id) {
+            known = projected
+        } else {
+            // Not stored: the events that follow would be applied over it, and a post
+            // answered here carries no event sequence to order it with them.
+            known = try await postsService.post(id: id, authorization: authorization)
+        }
+        guard let known, known.isVisible(to: identity?.userId) else { throw APIError.notFound("Post not found") }
+        return known
+    }
+}

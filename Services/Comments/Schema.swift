@@ -1,0 +1,55 @@
+import PostlyEvents
+import PostlyPostgres
+
+/// The comments service's tables: the outbox (version 1), then its own.
+let schema = Migrations([
+    Outbox.migration,
+    Migration(
+        version: 2, name: "comments",
+        sql: """
+            -- What the service knows of posts, from post.created/updated/deleted. A deleted
+            -- post stays as a tombstone so that an older event cannot bring it back.
+            CREATE TABLE posts (
+                id text PRIMARY KEY,
+                author_id text NOT NULL,
+                title text NOT NULL,
+                status text NOT NULL,
+                deleted boolean NOT NULL DEFAULT false,
+                sequence bigint NOT NULL
+            );
+            -- Names and pictures of users, from user.registered/updated.
+            CREATE TABLE users (
+                user_id text PRIMARY KEY,
+                name text NOT NULL,
+                profile_picture text
+            );
+            CREATE TABLE comments (
+                position bigserial UNIQUE,
+                id text PRIMARY KEY,
+                post_id text NOT NULL,
+                content text NOT NULL,
+                author_id text NOT NULL,
+                author_name text NOT NULL,
+                author_picture text,
+                created_at timestamptz NOT NULL
+            );
+            CREATE INDEX comments_by_post ON comments (post_id, created_at, position);
+            CREATE INDEX comments_by_author ON comments (author_id);
+            -- The sequence of each post's comment events; its row lock also orders a new
+            -- comment against the post's deletion.
+            CREATE TABLE comment_event_sequences (
+                post_id text PRIMARY KEY,
+                sequence bigint NOT NULL
+            );
+            -- Idempotency-Key of POST .../comments: the first answer, per user and key, 24 h.
+            CREATE TABLE idempotency_keys (
+                user_id text NOT NULL,
+                key text NOT NULL,
+                post_id text NOT NULL,
+                content text NOT NULL,
+                response text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (user_id, key)
+            );
+            """),
+])

@@ -1,0 +1,114 @@
+import Foundation
+import PostlyModels
+import PostlyService
+
+/// The body of `POST /api/posts`, as sent; `validated()` turns it into a `NewPost` or 422.
+struct CreatePostRequest: Decodable {
+    var title: String?
+    var content: String?
+    var status: String?
+    var coverImage: String?
+
+    func validated() throws -> NewPost {
+        var errors: [String: String] = [:]
+        let title = PostValidation.title(title, required: true, errors: &errors)
+        let content = PostValidation.content(content, required: true, errors: &errors)
+        let status = PostValidation.status(status, errors: &errors) ?? .published
+        let coverImage = PostValidation.coverImage(coverImage, errors: &errors)
+        guard errors.isEmpty, let title, let content else { throw APIError.invalidFields(errors) }
+        return NewPost(title: title, content: content, status: status, coverImage: coverImage)
+    }
+}
+
+/// The body of `PUT /api/posts/{id}`: any of the fields; `coverImage: null` removes the image.
+struct UpdatePostRequest: Decodable {
+    var title: String?
+    var content: String?
+    var status: String?
+    var coverImage: String??
+
+    enum CodingKeys: String, CodingKey {
+        case title, content, status, coverImage
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        content = try container.decodeIfPresent(String.self, forKey: .content)
+        status = try container.decodeIfPresent(String.self, forKey: .status)
+        if container.contains(.coverImage) {
+            coverImage = .some(try container.decodeNil(forKey: .coverImage) ? nil : container.decode(String.self, forKey: .coverImage))
+        }
+    }
+
+    func validated() throws -> PostChanges {
+        var errors: [String: String] = [:]
+        let changes = PostChanges(
+            title: PostValidation.title(title, required: false, errors: &errors),
+            content: PostValidation.content(content, required: false, errors: &errors),
+            status: PostValidation.status(status, errors: &errors),
+            coverImage: coverImage.map { PostValidation.coverImage($0, errors: &errors) })
+        guard errors.isEmpty else { throw APIError.invalidFields(errors) }
+        return changes
+    }
+}
+
+/// The contract's field rules, one place for create and update.
+enum PostValidation {
+    static let maximumTitleLength = 200
+    static let maximumContentLength = 100_000
+    static let maximumCoverImageLength = 2_048
+
+    static func title(_ value: String?, required: Bool, errors: inout [String: String]) -> String? {
+        guard let value else {
+            if required { errors["title"] = "is required" }
+            return nil
+        }
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty {
+            errors["title"] = "must not be empty"
+        } else if trimmed.count > maximumTitleLength {
+            errors["title"] = "must be at most \(maximumTitleLength) characters"
+        }
+        return trimmed
+    }
+
+    static func content(_ value: String?, required: Bool, errors: inout [String: String]) -> String? {
+        guard let value else {
+            if required { errors["content"] = "is required" }
+            return nil
+        }
+        if value.count > maximumContentLength { errors["content"] = "must be at most \(maximumContentLength) characters" }
+        return value
+    }
+
+    static func status(_ value: String?, errors: inout [String: String]) -> PostStatus? {
+        guard let value else { return nil }
+        guard let status = PostStatus(rawValue: value) else {
+            errors["status"] = "must be 'published' or 'draft'"
+            return nil
+        }
+        return status
+    }
+
+    /// An absolute http(s) URL; an empty string means no image, like `null`.
+    static func coverImage(_ value: String?, errors: inout [String: String]) -> String? {
+        guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        guard value.count <= maximumCoverImageLength else {
+            errors["coverImage"] = "must be at most \(maximumCoverImageLength) characters"
+            return nil
+        }
+        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty
+        else {
+            errors["coverImage"] = "must be an absolute http(s) URL"
+            return nil
+        }
+        return value
+    }
+}
+
+/// `{"liked": true}`
+struct LikeStatus: Codable, Sendable {
+    var liked: Bool
+}

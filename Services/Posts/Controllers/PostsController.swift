@@ -1,0 +1,179 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PostlyModels
+import PostlyService
+
+extension LikeStatus: ResponseEncodable {}
+
+/// The posts and likes routes of the contract.
+public struct PostsController: Sendable {
+    let repository: any PostRepository
+    let views: ViewCounter
+
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+
+    public init(repository: any PostRepository, views: ViewCounter) {
+        self.repository = repository
+        self.views = views
+    }
+
+    public func addRoutes(to router: Router<PostlyRequestContext>) {
+        let posts = router.group("api/posts")
+        posts.get(use: list)
+        posts.post(use: create)
+        posts.get("slug/:slug", use: bySlug)
+        posts.get(":id", use: byId)
+        posts.put(":id", use: update)
+        posts.delete(":id", use: delete)
+        posts.post(":id/like", use: like)
+        posts.delete(":id/like", use: unlike)
+        posts.get(":id/like", use: likeStatus)
+        // `me` is a constant segment, so it wins over `:userId`.
+        router.get("api/users/me/posts", use: myPosts)
+        router.get("api/users/:userId/posts", use: usersPosts)
+    }
+
+    // MARK: - Lists
+
+    @Sendable func list(_ request: Request, context: PostlyRequestContext) async throws -> PostPage {
+        let page = try request.pageRequest()
+        let status = try Self.status(in: request) ?? .published
+        var filter = PostFilter(status: status, authorId: nil)
+        if status == .draft {
+            // Only the caller's own drafts, and only for a caller.
+            filter.authorId = try context.requireIdentity().userId
+        }
+        return try await repository.list(filter, page: page)
+    }
+
+    @Sendable func usersPosts(_ request: Request, context: PostlyRequestContext) async throws -> PostPage {
+        let page = try request.pageRequest()
+        let userId = try context.parameters.require("userId")
+        let status = try Self.status(in: request) ?? .published
+        if status == .draft {
+            guard try context.requireIdentity().userId == userId else {
+                throw APIError.forbidden("Drafts are visible to their author only")
+            }
+        }
+        return try await repository.list(PostFilter(status: status, authorId: userId), page: page)
+    }
+
+    @Sendable func myPosts(_ request: Request, context: PostlyRequestContext) async throws -> PostPage {
+        let identity = try context.requireIdentity()
+        let page = try request.pageRequest()
+        return try await repository.list(PostFilter(status: try Self.status(in: request), authorId: identity.userId), page: page)
+    }
+
+    static func status(in request: Request) throws -> PostStatus? {
+        guard let text = request.uri.queryParameters.get("status") else { return nil }
+        guard let status = PostStatus(rawValue: text) else { throw APIError.badRequest("'status' must be 'published' or 'draft'") }
+        return status
+    }
+
+    // MARK: - One post
+
+    @Sendable func byId(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+        let post = try await repository.post(id: try context.parameters.require("id"), viewer: context.identity?.userId)
+        return try viewed(post, request: request, context: context)
+    }
+
+    @Sendable func bySlug(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+        let post = try await repository.post(slug: try context.parameters.require("slug"), viewer: context.identity?.userId)
+        return try viewed(post, request: request, context: context)
+    }
+
+    /// Counts the view (in memory) and answers the post, or 304 when the client has this version.
+    private func viewed(_ post: Post, request: Request, context: PostlyRequestContext) throws -> Response {
+        var post = post
+        post.views += views.record(post.id)
+        let etag = Self.etag(post)
+        if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, etag: etag) {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        return try EditedResponse(headers: [.eTag: etag], response: post).response(from: request, context: context)
+    }
+
+    static func etag(_ post: Post) -> String { "\"\(post.version)\"" }
+
+    static func matches(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
+    }
+
+    /// The version an `If-Match` names: nil without one (or with `*`), -1 when it names none
+    /// (which is never current).
+    static func ifMatchVersion(_ request: Request) -> Int? {
+        guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), header != "*" else { return nil }
+        var tag = Substring(header)
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
+        return Int(tag) ?? -1
+    }
+
+    // MARK: - Writes
+
+    @Sendable func create(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        var idempotencyKey: String?
+        if let key = request.headers[Self.idempotencyKey] {
+            guard (1...255).contains(key.count) else { throw APIError.badRequest("'Idempotency-Key' must be 1 to 255 characters") }
+            idempotencyKey = key
+        }
+        let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
+        let new = try body.validated()
+        let (post, _) = try await repository.create(new, by: Caller(identity), idempotencyKey: idempotencyKey)
+        return try EditedResponse(
+            status: .created, headers: [.location: "/api/posts/\(post.id)", .eTag: Self.etag(post)], response: post
+        ).response(from: request, context: context)
+    }
+
+    @Sendable func update(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let id = try context.parameters.require("id")
+        let body = try await request.decodeJSON(as: UpdatePostRequest.self, context: context)
+        let changes = try body.validated()
+        switch try await repository.update(id: id, changes, by: Caller(identity), ifMatch: Self.ifMatchVersion(request)) {
+        case .updated(let post):
+            return try EditedResponse(headers: [.eTag: Self.etag(post)], response: post).response(from: request, context: context)
+        case .stale(let post):
+            return try EditedResponse(status: .preconditionFailed, headers: [.eTag: Self.etag(post)], response: post)
+                .response(from: request, context: context)
+        }
+    }
+
+    @Sendable func delete(_ request: Request, context: PostlyRequestContext) async throws -> Message {
+        let identity = try context.requireIdentity()
+        try await repository.delete(id: try context.parameters.require("id"), by: Caller(identity))
+        return Message("Post deleted")
+    }
+
+    // MARK: - Likes
+
+    @Sendable func like(_ request: Request, context: PostlyRequestContext) async throws -> Message {
+        let identity = try context.requireIdentity()
+        try await repository.like(id: try context.parameters.require("id"), by: Caller(identity))
+        return Message("Post liked")
+    }
+
+    @Sendable func unlike(_ request: Request, context: PostlyRequestContext) async throws -> Message {
+        let identity = try context.requireIdentity()
+        try await repository.unlike(id: try context.parameters.require("id"), by: Caller(identity))
+        return Message("Post unliked")
+    }
+
+    @Sendable func likeStatus(_ request: Request, context: PostlyRequestContext) async throws -> LikeStatus {
+        let identity = try context.requireIdentity()
+        return LikeStatus(liked: try await repository.isLiked(id: try context.parameters.require("id"), by: Caller(identity)))
+    }
+}
+
+extension Caller {
+    init(_ identity: Identity) {
+        self.init(userId: identity.userId, name: identity.name)
+    }
+}

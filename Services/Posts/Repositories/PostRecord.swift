@@ -1,0 +1,76 @@
+import Foundation
+import PostlyModels
+import PostlyPostgres
+
+/// A post as stored: one row of `PostgresPostRepository.columns`.
+struct PostRecord: Sendable {
+    var id: String
+    var title: String
+    var content: String
+    var contentHtml: String
+    var excerpt: String
+    var slug: String
+    var status: PostStatus
+    var coverImage: String?
+    var authorId: String
+    var authorName: String
+    var authorPicture: String?
+    var readTime: Int
+    var views: Int
+    var likes: Int
+    var commentsCount: Int
+    var createdAt: Date
+    var updatedAt: Date
+    var publishedAt: Date?
+    var version: Int
+    var eventSequence: Int64
+
+    init(_ row: Row) throws {
+        id = try row.decode("id")
+        title = try row.decode("title")
+        content = try row.decode("content")
+        contentHtml = try row.decode("content_html")
+        excerpt = try row.decode("excerpt")
+        slug = try row.decode("slug")
+        let statusText = try row.decode("status", as: String.self)
+        guard let status = PostStatus(rawValue: statusText) else {
+            throw DatabaseError.decoding(column: "status", reason: "unknown status")
+        }
+        self.status = status
+        coverImage = try row.decode("cover_image")
+        authorId = try row.decode("author_id")
+        authorName = try row.decode("author_name")
+        authorPicture = try row.decode("author_picture")
+        readTime = try row.decode("read_time")
+        views = try row.decode("views")
+        likes = try row.decode("likes")
+        commentsCount = try row.decode("comments_count")
+        createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
+        publishedAt = try row.decode("published_at")
+        version = try row.decode("version")
+        eventSequence = try row.decode("event_sequence")
+    }
+
+    var author: Author { Author(userId: authorId, name: authorName, profilePicture: authorPicture) }
+
+    func post(comments: [Comment]) -> Post {
+        Post(
+            id: id, title: title, content: content, contentHtml: contentHtml, excerpt: excerpt, slug: slug, status: status,
+            coverImage: coverImage, author: author, views: views, likes: likes, comments: comments,
+            commentsCount: comments.count, readTime: readTime, createdAt: createdAt, updatedAt: updatedAt,
+            publishedAt: publishedAt, version: version)
+    }
+
+    func snapshot(deletedAt: Date? = nil) -> PostSnapshot {
+        PostSnapshot(
+            id: id, title: title, content: content, excerpt: excerpt, slug: slug, status: status, coverImage: coverImage,
+            author: author, readTime: readTime, createdAt: createdAt, updatedAt: updatedAt, publishedAt: publishedAt,
+            deletedAt: deletedAt, version: version)
+    }
+
+    /// An event of this post, with the post's current event sequence.
+    func event(_ data: EventData, actorId: String?) -> Event {
+        Event(producer: "posts", key: id, sequence: eventSequence, actorId: actorId, data: data)
+    }
+}

@@ -1,0 +1,75 @@
+import PostlyEvents
+import PostlyPostgres
+
+/// The posts service's tables, in order. Version 1 is the outbox every publisher has.
+let schema: [Migration] = [
+    Outbox.migration,
+    Migration(
+        version: 2, name: "posts",
+        sql: """
+            -- The authors' names and pictures, a projection of user.registered / user.updated.
+            CREATE TABLE users (
+                user_id text PRIMARY KEY,
+                name text NOT NULL,
+                profile_picture text
+            );
+            CREATE TABLE posts (
+                id text PRIMARY KEY,
+                title text NOT NULL,
+                content text NOT NULL,
+                content_html text NOT NULL,
+                excerpt text NOT NULL,
+                slug text NOT NULL UNIQUE,
+                status text NOT NULL CHECK (status IN ('published', 'draft')),
+                cover_image text,
+                author_id text NOT NULL,
+                -- The token's name at write time: shown until the users projection knows better.
+                author_name text NOT NULL,
+                read_time integer NOT NULL,
+                views bigint NOT NULL DEFAULT 0,
+                likes integer NOT NULL DEFAULT 0,
+                comments_count integer NOT NULL DEFAULT 0,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                published_at timestamptz,
+                version integer NOT NULL DEFAULT 1,
+                -- The `sequence` of the post's last event: every event of the post adds one.
+                event_sequence bigint NOT NULL DEFAULT 1
+            );
+            CREATE INDEX posts_feed ON posts (status, published_at DESC, created_at DESC, id DESC);
+            CREATE INDEX posts_author ON posts (author_id, status, published_at DESC, created_at DESC);
+            -- Every slug a post ever had, current and former: one table, one unique key, so a
+            -- new post can take neither another's slug nor another's old one.
+            CREATE TABLE slugs (
+                slug text PRIMARY KEY,
+                -- Deferred: a slug is claimed before its post's row is written.
+                post_id text NOT NULL REFERENCES posts (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED
+            );
+            CREATE INDEX slugs_post ON slugs (post_id);
+            CREATE TABLE likes (
+                post_id text NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+                user_id text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (post_id, user_id)
+            );
+            -- The comments shown inside posts, a projection of comment.created / comment.deleted.
+            CREATE TABLE comments (
+                id text PRIMARY KEY,
+                post_id text NOT NULL,
+                content text NOT NULL,
+                author_id text NOT NULL,
+                author_name text NOT NULL,
+                author_picture text,
+                created_at timestamptz NOT NULL
+            );
+            CREATE INDEX comments_post ON comments (post_id, created_at, id);
+            CREATE TABLE idempotency_keys (
+                user_id text NOT NULL,
+                key text NOT NULL,
+                request text NOT NULL,
+                post_id text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (user_id, key)
+            );
+            """),
+]

@@ -1,0 +1,240 @@
+import AuthService
+import Foundation
+import HummingbirdTesting
+import JWTKit
+import NIOCore
+import PostlyModels
+import PostlyService
+import Testing
+
+@Suite struct AuthContractTests {
+    static var millisecondTimestamp: Regex<Substring> { #/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/# }
+
+    @Test func registerAnswers201WithTokensAndTheUser() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let response = try await auth.register(name: "  Ada Lovelace ", email: "  Ada@Example.COM ")
+            #expect(response.status == .created)
+            #expect(response.headers[.location] == "/api/auth/check")
+            #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+            let session = try response.session()
+            #expect(session.user.name == "Ada Lovelace")
+            #expect(session.user.email == "ada@example.com")
+            #expect(session.user.profilePicture == nil)
+            #expect(!session.accessToken.isEmpty && !session.refreshToken.isEmpty)
+
+            let object = try response.object()
+            let user = try #require(object["user"] as? [String: Any])
+            #expect(Set(user.keys) == ["userId", "name", "email", "profilePicture", "createdAt", "lastLogin"])
+            #expect(user["profilePicture"] is NSNull)
+            #expect((user["createdAt"] as? String)?.wholeMatch(of: Self.millisecondTimestamp) != nil)
+            #expect((user["lastLogin"] as? String)?.wholeMatch(of: Self.millisecondTimestamp) != nil)
+
+            let check = try await auth.check(session.accessToken)
+            #expect(check.status == .ok)
+            #expect(try check.user().userId == session.user.userId)
+
+            let stored = try await auth.database.query("SELECT password_hash, email FROM users")
+            let hash: String = try stored[0].decode("password_hash")
+            #expect(hash.hasPrefix("$2b$04$"), "only a bcrypt hash is stored")
+            #expect(try stored[0].decode("email", as: String.self) == "ada@example.com")
+        }
+    }
+
+    @Test func registeringAnEmailTwiceInAnotherCaseAnswers409() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            #expect(try await auth.register(email: "grace@example.com").status == .created)
+            let again = try await auth.register(name: "Someone Else", email: " GRACE@Example.com")
+            #expect(again.status == .conflict)
+            let problem = try again.problem()
+            #expect(problem.code == "conflict" && problem.status == 409)
+            #expect(again.headers[.contentType] == "application/problem+json")
+        }
+    }
+
+    @Test func invalidRegistrationsAnswer422NamingTheFields() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let cases: [(body: [String: Any], field: String)] = [
+                (["name": "Ada", "email": "not-an-email", "password": "long enough"], "email"),
+                (["name": "Ada", "email": "ada@example.com", "password": "short"], "password"),
+                (["name": "   ", "email": "ada@example.com", "password": "long enough"], "name"),
+                (["name": String(repeating: "n", count: 101), "email": "ada@example.com", "password": "long enough"], "name"),
+                (["email": "ada@example.com", "password": "long enough"], "name"),
+            ]
+            for item in cases {
+                let response = try await auth.post("/api/auth/register", json: AuthTestHarness.json(item.body))
+                #expect(response.status == .unprocessableContent, "\(item.body)")
+                let problem = try response.problem()
+                #expect(problem.errors?[item.field] != nil, "\(item.field) in \(problem.errors ?? [:])")
+            }
+            let users = try await auth.database.query("SELECT count(*) AS n FROM users")
+            #expect(try users[0].decode("n", as: Int64.self) == 0, "nothing was created")
+        }
+    }
+
+    @Test func malformedBodiesAnswer400And415() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            #expect(try await auth.post("/api/auth/register", json: "{\"name\": ").status == .badRequest)
+            #expect(try await auth.post("/api/auth/login/email", json: "{\"email\": 5, \"password\": \"x\"}").status == .badRequest)
+            let plain = try await auth.client.execute(
+                uri: "/api/auth/login/email", method: .post, headers: [.contentType: "text/plain"], body: ByteBuffer(string: "hi"))
+            #expect(plain.status == .unsupportedMediaType)
+        }
+    }
+
+    @Test func emailLoginIsCaseInsensitiveAndStartsANewSession() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let registered = try await auth.registered(email: "linus@example.com", password: "hunter2hunter2")
+            let response = try await auth.loginWithEmail(" LINUS@example.com ", password: "hunter2hunter2")
+            #expect(response.status == .ok)
+            let session = try response.session()
+            #expect(session.user.userId == registered.user.userId)
+            #expect(session.user.lastLogin != nil)
+            #expect(try Self.claims(of: session.accessToken)["sid"] as? String != Self.claims(of: registered.accessToken)["sid"] as? String)
+            #expect(try await auth.check(session.accessToken).status == .ok)
+            #expect(try await auth.check(registered.accessToken).status == .ok, "the first session lives on")
+        }
+    }
+
+    @Test func unknownEmailAndWrongPasswordAnswerTheSame401() async throws {
+        try await AuthTestHarness.run(configure: { $0.bcryptCost = 6 }) { auth async throws in
+            _ = try await auth.registered(email: "known@example.com", password: "the right one")
+            var wrongPasswordTimes: [Duration] = []
+            var unknownEmailTimes: [Duration] = []
+            var bodies: Set<String> = []
+            for attempt in 0..<5 {
+                var started = ContinuousClock.now
+                let wrong = try await auth.loginWithEmail("known@example.com", password: "the wrong one \(attempt)")
+                wrongPasswordTimes.append(started.duration(to: .now))
+                started = ContinuousClock.now
+                let unknown = try await auth.loginWithEmail("nobody\(attempt)@example.com", password: "the wrong one")
+                unknownEmailTimes.append(started.duration(to: .now))
+                #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
+                for response in [wrong, unknown] {
+                    var problem = try response.problem()
+                    problem.requestId = nil
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = .sortedKeys
+                    bodies.insert(String(decoding: try encoder.encode(problem), as: UTF8.self))
+                }
+            }
+            #expect(bodies.count == 1, "one body for both: \(bodies)")
+            // The fastest of each: other tests running in parallel only ever add time. Without the
+            // dummy hash an unknown email would answer in a millisecond instead of a bcrypt check.
+            let wrongPassword = wrongPasswordTimes.min()!
+            let unknownEmail = unknownEmailTimes.min()!
+            #expect(unknownEmail * 3 > wrongPassword, "unknown email \(unknownEmail) vs wrong password \(wrongPassword)")
+            #expect(wrongPassword * 3 > unknownEmail, "unknown email \(unknownEmail) vs wrong password \(wrongPassword)")
+        }
+    }
+
+    @Test func refreshRotatesAndASpentTokenRevokesTheSession() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let first = try await auth.registered()
+            let rotated = try await auth.refresh(first.refreshToken)
+            #expect(rotated.status == .ok)
+            let second = try rotated.session()
+            #expect(second.refreshToken != first.refreshToken)
+            #expect(second.user.userId == first.user.userId)
+            #expect(try Self.claims(of: second.accessToken)["sid"] as? String == Self.claims(of: first.accessToken)["sid"] as? String)
+            #expect(try await auth.check(second.accessToken).status == .ok, "the new pair works")
+
+            let replayed = try await auth.refresh(first.refreshToken)
+            #expect(replayed.status == .unauthorized, "a spent refresh token answers 401")
+            #expect(try await auth.check(second.accessToken).status == .unauthorized, "and the session's access tokens stop working")
+            #expect(try await auth.check(first.accessToken).status == .unauthorized)
+            #expect(try await auth.refresh(second.refreshToken).status == .unauthorized, "the whole session is revoked")
+
+            let stored = try await auth.database.query("SELECT token_hash FROM refresh_tokens")
+            let hashes = try stored.map { try $0.decode("token_hash", as: [UInt8].self) }
+            #expect(hashes.allSatisfy { $0.count == 32 }, "stored as SHA-256 only")
+        }
+    }
+
+    @Test func unknownOrMissingRefreshTokensAreRefused() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            #expect(try await auth.refresh("not-a-token").status == .unauthorized)
+            #expect(try await auth.post("/api/auth/refresh", json: "{}").status == .unprocessableContent)
+        }
+    }
+
+    @Test func logoutRevokesTheSessionAtOnceAndOnlyThatSession() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let session = try await auth.registered(email: "alan@example.com")
+            let other = try await auth.loginWithEmail("alan@example.com", password: "correct horse").session()
+            let response = try await auth.post("/api/auth/logout", json: nil, token: session.accessToken)
+            #expect(response.status == .ok)
+            #expect(try response.object()["message"] is String)
+            #expect(try await auth.check(session.accessToken).status == .unauthorized)
+            #expect(try await auth.post("/api/auth/logout", json: nil, token: session.accessToken).status == .unauthorized)
+            #expect(try await auth.refresh(session.refreshToken).status == .unauthorized, "its refresh token is dead too")
+            #expect(try await auth.check(other.accessToken).status == .ok, "the user's other session lives on")
+            #expect(try await auth.post("/api/auth/logout", json: nil).status == .unauthorized)
+        }
+    }
+
+    @Test func checkNeedsAToken() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let response = try await auth.get("/api/auth/check")
+            #expect(response.status == .unauthorized)
+            #expect(try response.problem().code == "unauthorized")
+        }
+    }
+
+    @Test func jwksPublishesTheKeyThatSignsAccessTokens() async throws {
+        try await AuthTestHarness.run(configure: { $0.accessTokenLifetime = 3600 }) { auth async throws in
+            let session = try await auth.registered(name: "Edsger", email: "edsger@example.com")
+            let response = try await auth.get("/api/auth/jwks")
+            #expect(response.status == .ok)
+            let object = try response.object()
+            let keys = try #require(object["keys"] as? [[String: Any]])
+            #expect(keys.count == 1)
+            let key = try #require(keys.first)
+            #expect(key["kty"] as? String == "OKP" && key["crv"] as? String == "Ed25519" && key["alg"] as? String == "EdDSA")
+            #expect(key["d"] == nil, "never the private part")
+            let header = try Self.header(of: session.accessToken)
+            #expect(header["alg"] as? String == "EdDSA")
+            #expect(header["kid"] as? String == key["kid"] as? String)
+
+            let collection = JWTKeyCollection()
+            _ = try await collection.add(jwksJSON: String(buffer: response.body))
+            let claims = try await collection.verify(session.accessToken, as: AccessTokenClaims.self)
+            #expect(claims.sub.value == session.user.userId)
+            #expect(claims.name == "Edsger")
+            #expect(claims.iss.value == "postly-auth")
+            #expect(abs(claims.exp.value.timeIntervalSince(claims.iat.value) - 3600) < 2)
+
+            let stored = try await auth.database.query("SELECT kid FROM signing_keys")
+            #expect(try stored.map { try $0.decode("kid", as: String.self) } == [key["kid"] as? String])
+        }
+    }
+
+    @Test func operationsRoutesAnswer() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            #expect(try await auth.get("/health/live").status == .ok)
+            let openAPI = try await auth.get("/openapi.json")
+            let paths = try #require(openAPI.object()["paths"] as? [String: Any])
+            #expect(Set(paths.keys).isSuperset(of: [
+                "/api/auth/register", "/api/auth/login/email", "/api/auth/login", "/api/auth/refresh", "/api/auth/logout",
+                "/api/auth/check", "/api/auth/jwks",
+            ]))
+        }
+    }
+
+    // MARK: - Token parts
+
+    static func header(of token: String) throws -> [String: Any] {
+        try part(0, of: token)
+    }
+
+    static func claims(of token: String) throws -> [String: Any] {
+        try part(1, of: token)
+    }
+
+    static func part(_ index: Int, of token: String) throws -> [String: Any] {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        var base64 = String(parts[index]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let data = try #require(Data(base64Encoded: base64))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}

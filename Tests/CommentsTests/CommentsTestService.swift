@@ -1,0 +1,160 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostlyKafka
+import PostlyModels
+import PostlyPostgres
+import TestSupport
+
+@testable import CommentsService
+
+/// The comments service built as `main` builds it, on a database of the test's own, with a
+/// test token issuer; `database` is a second pool to the same database for seeding and
+/// looking inside.
+struct CommentsTestService: Sendable {
+    let issuer: TestTokenIssuer
+    let database: Database
+
+    /// Runs the application (migrations, outbox relay, consumer) for `body`. `postsURL`
+    /// defaults to a port nothing listens on.
+    static func run(
+        postsURL: String? = nil, kafka: KafkaConfiguration? = nil,
+        _ body: @Sendable @escaping (CommentsTestService, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let closedPort = try TestBroker.freePort()
+        var configuration = CommentsConfiguration(environment: ["POSTS_URL": postsURL ?? "http://127.0.0.1:\(closedPort)"])
+        let testDatabase = try await TestDatabase.create()
+        configuration.service.postgres = testDatabase.configuration
+        configuration.service.kafka = try kafka ?? testConfiguration()
+        let issuer = try await TestTokenIssuer()
+        let jwks = issuer.jwks
+        let service = CommentsTestService(issuer: issuer, database: testDatabase.database)
+        do {
+            let app = try await buildApplication(configuration, logger: testLogger, fetchJWKS: { jwks })
+            try await app.test(.router) { client in try await body(service, client) }
+            await testDatabase.drop()
+        } catch {
+            await testDatabase.drop()
+            throw error
+        }
+    }
+
+    struct User: Sendable {
+        var id: String
+        var name: String
+        var token: String
+        var authorization: HTTPFields { [.authorization: "Bearer \(token)"] }
+    }
+
+    func user(_ name: String) async throws -> User {
+        let id = UUID().uuidString.lowercased()
+        return User(id: id, name: name, token: try await issuer.token(userId: id, name: name))
+    }
+
+    /// Applies an event as the consumer would (without its Kafka part).
+    func apply(_ event: Event) async throws {
+        try await database.transaction { connection in
+            try await CommentsEventHandler().apply(event, in: connection)
+        }
+    }
+
+    /// A post the projection knows from a `post.created` event.
+    @discardableResult
+    func seedPost(
+        by author: User, id: String = UUID().uuidString.lowercased(), status: PostStatus = .published,
+        title: String = "A post", sequence: Int64 = 1
+    ) async throws -> String {
+        try await apply(postEvent(.created, id: id, authorId: author.id, status: status, title: title, sequence: sequence))
+        return id
+    }
+
+    /// The events in the outbox, oldest first.
+    func outboxEvents() async throws -> [Event] {
+        try await database.query("SELECT payload FROM outbox ORDER BY id").map {
+            try PostlyJSON.decoder().decode(Event.self, from: Data(try $0.decode("payload", as: [UInt8].self)))
+        }
+    }
+
+    func commentCount(postId: String) async throws -> Int {
+        try await database.query("SELECT count(*) AS n FROM comments WHERE post_id = \(postId)")[0].decode("n", as: Int.self)
+    }
+}
+
+enum PostChange {
+    case created, updated, deleted
+}
+
+func postEvent(
+    _ change: PostChange, id: String, authorId: String, status: PostStatus = .published, title: String = "A post",
+    sequence: Int64
+) -> Event {
+    let now = Date()
+    let snapshot = PostSnapshot(
+        id: id, title: title, content: "Text", excerpt: "Text", slug: "a-post", status: status, coverImage: nil,
+        author: Author(userId: authorId, name: "Author"), readTime: 1, createdAt: now, updatedAt: now,
+        publishedAt: status == .published ? now : nil, deletedAt: change == .deleted ? now : nil, version: Int(sequence))
+    let data: EventData =
+        switch change {
+        case .created: .postCreated(snapshot)
+        case .updated: .postUpdated(snapshot)
+        case .deleted: .postDeleted(snapshot)
+        }
+    return Event(producer: "posts", key: id, sequence: sequence, actorId: authorId, data: data)
+}
+
+// MARK: - Requests
+
+extension TestClientProtocol {
+    func postComment(
+        _ postId: String, content: String?, as user: CommentsTestService.User?, idempotencyKey: String? = nil
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let user { headers[.authorization] = "Bearer \(user.token)" }
+        if let idempotencyKey { headers[HTTPField.Name("Idempotency-Key")!] = idempotencyKey }
+        let body: [String: String] = content.map { ["content": $0] } ?? [:]
+        return try await execute(
+            uri: "/api/posts/\(postId)/comments", method: .post, headers: headers,
+            body: ByteBuffer(bytes: try JSONEncoder().encode(body))) { $0 }
+    }
+
+    func listComments(_ postId: String, query: String = "", as user: CommentsTestService.User? = nil) async throws -> TestResponse {
+        try await execute(uri: "/api/posts/\(postId)/comments\(query)", method: .get, headers: user?.authorization ?? [:]) { $0 }
+    }
+
+    func deleteComment(_ commentId: String, of postId: String, as user: CommentsTestService.User?) async throws -> TestResponse {
+        // As the app sends it: a JSON content type and no body.
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let user { headers[.authorization] = "Bearer \(user.token)" }
+        return try await execute(uri: "/api/posts/\(postId)/comments/\(commentId)", method: .delete, headers: headers) { $0 }
+    }
+}
+
+extension TestResponse {
+    var data: Data { body.withUnsafeReadableBytes { Data($0) } }
+    var problem: Problem? { try? PostlyJSON.decoder().decode(Problem.self, from: data) }
+    /// Decoded the way the iOS app decodes: strict keys, dates with milliseconds.
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try PostlyJSON.decoder().decode(T.self, from: data) }
+    var json: Any? { try? JSONSerialization.jsonObject(with: data) }
+}
+
+/// The shape of a JSON value: an object's keys with their values' shapes, an array's first
+/// element's shape; scalars and null alike as "value" (nullable fields may be either).
+func shape(_ value: Any?) -> String {
+    switch value {
+    case let object as [String: Any]:
+        return "{" + object.keys.sorted().map { "\($0): \(shape(object[$0]!))" }.joined(separator: ", ") + "}"
+    case let array as [Any]:
+        return "[" + (array.first.map { shape($0) } ?? "") + "]"
+    default:
+        return "value"
+    }
+}
+
+func jsonObject(_ event: Event) throws -> [String: Any] {
+    try JSONSerialization.jsonObject(with: PostlyJSON.encoder().encode(event)) as! [String: Any]
+}
+
+/// The contract's comment (swift-testing has a `Comment` of its own).
+typealias Comment = PostlyModels.Comment

@@ -1,0 +1,63 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PostlyModels
+import Synchronization
+
+/// A stand-in for the posts service on 127.0.0.1 (a port the system picks): answers
+/// `GET /api/posts/{id}` with the posts it holds, encoded as the posts service encodes them,
+/// 404 for others, or `failWith` for every request. Records the Authorization headers it got.
+final class FakePostsService: Sendable {
+    let posts = Mutex<[String: Post]>([:])
+    let authorizations = Mutex<[String]>([])
+    let failWith: Int?
+
+    init(failWith: Int? = nil) {
+        self.failWith = failWith
+    }
+
+    func add(_ post: Post) {
+        posts.withLock { $0[post.id] = post }
+    }
+
+    static func post(id: String = UUID().uuidString.lowercased(), authorId: String, status: PostStatus = .published, title: String = "Fresh post") -> Post {
+        let now = Date()
+        return Post(
+            id: id, title: title, content: "Text", contentHtml: "<p>Text</p>", excerpt: "Text", slug: "fresh-post", status: status,
+            coverImage: nil, author: Author(userId: authorId, name: "Author"), views: 0, likes: 0, comments: [], commentsCount: 0,
+            readTime: 1, createdAt: now, updatedAt: now, publishedAt: status == .published ? now : nil, version: 1)
+    }
+
+    /// Runs the server for the duration of `body`, which gets its base URL.
+    func run<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
+        let router = Router()
+        router.get("api/posts/:id") { request, context -> Response in
+            self.authorizations.withLock { $0.append(request.headers[.authorization] ?? "") }
+            if let failWith = self.failWith { return Response(status: .init(code: failWith)) }
+            let id = try context.parameters.require("id")
+            guard let post = self.posts.withLock({ $0[id] }) else { return Response(status: .notFound) }
+            let body = try PostlyJSON.encoder().encode(post)
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "fake-posts")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            defer { group.cancelAll() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next(), port != 0 else { throw DidNotStart() }
+            return try await body("http://127.0.0.1:\(port)")
+        }
+    }
+
+    struct DidNotStart: Error {}
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+import PostlyModels
+import PostsService
+import Synchronization
+import Testing
+import TestSupport
+
+/// Likes stay exact under concurrency; views are counted without making reads wait.
+@Suite struct LikesAndViewsTests {
+    @Test func likeUnlikeAndCheckAnswerJSONAndAcceptEmptyJSONBodies() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let bob = try await api.user("Bob")
+            let post = try await api.create(as: ada)
+            let json: HTTPFields = [.contentType: "application/json"]
+            #expect(try await api.request(.get, "/api/posts/\(post.id)/like", as: bob).json["liked"] as? Bool == false)
+            let liked = try await api.request(.post, "/api/posts/\(post.id)/like", as: bob, headers: json)
+            #expect(liked.status == .ok && liked.json["message"] as? String != nil)
+            #expect(try await api.request(.post, "/api/posts/\(post.id)/like", as: bob, headers: json).status == .ok)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)/like", as: bob).json["liked"] as? Bool == true)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().likes == 1)
+            let unliked = try await api.request(.delete, "/api/posts/\(post.id)/like", as: bob, headers: json)
+            #expect(unliked.status == .ok && unliked.json["message"] as? String != nil)
+            #expect(try await api.request(.delete, "/api/posts/\(post.id)/like", as: bob, headers: json).status == .ok)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().likes == 0)
+            #expect(try await api.request(.post, "/api/posts/\(post.id)/like").status == .unauthorized)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)/like").status == .unauthorized)
+        }
+    }
+
+    @Test func fiftyUsersLikingAtOnceCountFifty() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            var users: [TestUser] = []
+            for index in 0..<50 { users.append(try await api.user("User \(index)")) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for user in users {
+                    group.addTask {
+                        let answer = try await api.request(.post, "/api/posts/\(post.id)/like", as: user)
+                        #expect(answer.status == .ok)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().likes == 50)
+        }
+    }
+
+    @Test func oneUserLikingTenTimesAtOnceCountsOne() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let bob = try await api.user("Bob")
+            let post = try await api.create(as: ada)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<10 {
+                    group.addTask { _ = try await api.request(.post, "/api/posts/\(post.id)/like", as: bob) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().likes == 1)
+            let rows = try await api.database.query("SELECT count(*) AS n FROM likes")
+            #expect(try rows[0].decode("n", as: Int.self) == 1)
+        }
+    }
+
+    @Test func twoHundredConcurrentReadsCountTwoHundredViewsWithinFiveSeconds() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { _ = try await api.request(.get, "/api/posts/\(post.id)") }
+                }
+                try await group.waitForAll()
+            }
+            let stored = try await eventually {
+                try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 200
+            }
+            #expect(stored)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views >= 201)
+        }
+    }
+
+    @Test func viewsCountedBeforeAGracefulShutdownAreWritten() async throws {
+        let postId = Mutex<String>("")
+        try await withPostsService(viewFlushInterval: .seconds(3600), afterShutdown: { database in
+            let id = postId.withLock { $0 }
+            let views = try await database.query("SELECT views FROM posts WHERE id = \(id)")[0].decode("views", as: Int.self)
+            #expect(views == 9)
+        }) { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            postId.withLock { $0 = post.id }
+            for _ in 0..<7 { try await api.request(.get, "/api/posts/\(post.id)") }
+            // Not yet written (the interval is an hour), but shown to readers already.
+            #expect(try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 0)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views == 8)
+            try await api.request(.get, "/api/posts/\(post.id)", headers: [.ifNoneMatch: "\"0\""])
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import PostlyModels
+import PostsService
+import Testing
+import TestSupport
+
+/// Slugs through the API: unique by the database under concurrency, never empty.
+@Suite struct SlugRoutesTests {
+    @Test func twentyConcurrentIdenticalTitlesGetTwentySlugs() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let slugs = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await api.create("Same title", as: ada).slug }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(Set(slugs).count == 20)
+            #expect(Set(slugs) == Set(["same-title"] + (2...20).map { "same-title-\($0)" }))
+        }
+    }
+
+    @Test func titleWithoutUsableCharactersGetsASlugFromTheId() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create("🎉🎉🎉", as: ada)
+            #expect(!post.slug.isEmpty)
+            #expect(post.slug == post.id)
+            #expect(try await api.request(.get, "/api/posts/slug/\(post.slug)").post().id == post.id)
+        }
+    }
+
+    @Test func longTitleGivesASlugOfAtMost80Characters() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let title = String(repeating: "Crème ", count: 33)  // 198 characters
+            let post = try await api.create(title, as: ada)
+            #expect(post.slug.count <= 80 && post.slug.hasPrefix("creme-creme"))
+            let second = try await api.create(title, as: ada)
+            #expect(second.slug.count <= 80 && second.slug.hasSuffix("-2"))
+            // A 300-character title is refused (titles are 1...200), not truncated.
+            let answer = try await api.request(.post, "/api/posts", as: ada, json: PostsClient.json(["title": String(repeating: "a", count: 300), "content": "c"]))
+            #expect(answer.status == .unprocessableContent)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Benchmarks the posts service (release build) directly on its port, next to PostgreSQL's own
+# limit for the same lookup (pgbench, prepared, same client count). Not through the gateway.
+# BENCH_SECONDS (default 10) per measurement, BENCH_CONNECTIONS (default 64).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../deploy/lib.sh"
+seconds=${BENCH_SECONDS:-10}
+connections=${BENCH_CONNECTIONS:-64}
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+
+run=$(mktemp -d /tmp/postly-posts-bench.XXXXXX)
+chmod 755 "$run"
+service_pid=
+jwks_pid=
+cleanup() {
+  [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null || true
+  [ -n "$jwks_pid" ] && kill "$jwks_pid" 2>/dev/null || true
+  broker_stop "$run/broker"
+  postgres_stop "$run/postgres"
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+pg_port=$(free_port); broker_port=$(free_port); http_port=$(free_port); jwks_port=$(free_port)
+postgres_start "$run/postgres" "$pg_port" durable
+broker_start "$run/broker" "$broker_port"
+"$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE postly_posts" >/dev/null
+
+python3 "$here/posts/token.py" "$run" 64
+(cd "$run" && exec python3 -m http.server "$jwks_port" --bind 127.0.0.1 >/dev/null 2>&1) &
+jwks_pid=$!
+
+cd "$postly_root"
+swift build -c release --scratch-path .build-release --product postly-posts >/dev/null
+binary="$(swift build -c release --scratch-path .build-release --show-bin-path)/postly-posts"
+PORT=$http_port POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_POOL_SIZE=${POSTGRES_POOL_SIZE:-8} \
+  KAFKA_BROKERS=127.0.0.1:$broker_port AUTH_JWKS_URL=http://127.0.0.1:$jwks_port/jwks.json LOG_LEVEL=warning \
+  "$binary" >"$run/service.log" 2>&1 &
+service_pid=$!
+wait_port "$http_port" 30
+sleep 1
+base=http://127.0.0.1:$http_port
+
+report() {  # name wrk-output
+  local rps p50 p99
+  rps=$(awk '/Requests\/sec/{print $2}' <<<"$2")
+  p50=$(awk '$1=="50.000%"{print $2}' <<<"$2")
+  p99=$(awk '$1=="99.000%"{print $2}' <<<"$2")
+  errors=$(grep -E "Non-2xx|Socket errors" <<<"$2" | tr '\n' ' ' || true)
+  printf '%-34s %10s req/s   p50 %-9s p99 %-9s %s\n' "$1" "$rps" "$p50" "$p99" "$errors"
+  eval "${3}=$rps"
+}
+
+echo "posts service on 2 threads of wrk, $connections connections, ${seconds}s each (direct, no gateway)"
+out=$(BENCH_TOKENS="$run/tokens.txt" wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$here/posts/create.lua" "$base/api/posts")
+report "POST /api/posts (durable commits)" "$out" create_rps
+id=$(curl -s "$base/api/posts?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["posts"][0]["_id"])')
+out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "$base/api/posts/$id")
+report "GET /api/posts/{id}" "$out" get_rps
+out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "$base/api/posts?page=1&limit=10")
+report "GET /api/posts?page=1&limit=10" "$out" feed_rps
+
+pg=$("$pg_bin/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -M prepared -c "$connections" -j 2 -T "$seconds" \
+  -D id="$id" -f "$here/posts/get-by-id.sql" postly_posts 2>&1)
+pg_tps=$(awk '/^tps/{print $3; exit}' <<<"$pg")
+printf '%-34s %10s tps\n' "pgbench: the same lookup, prepared" "$pg_tps"
+python3 -c "print(f'GET by id / pgbench = {float($get_rps)/float($pg_tps):.2f}')"
