@@ -27,7 +27,7 @@ postgres_start "$run/postgres" "$pg_port" durable
 broker_start "$run/broker" "$broker_port"
 "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE postly_posts" >/dev/null
 
-python3 "$here/posts/token.py" "$run" 64
+python3 "$here/posts/sign_tokens.py" "$run" 64
 (cd "$run" && exec python3 -m http.server "$jwks_port" --bind 127.0.0.1 >/dev/null 2>&1) &
 jwks_pid=$!
 
@@ -45,8 +45,8 @@ base=http://127.0.0.1:$http_port
 report() {  # name wrk-output
   local rps p50 p99
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$2")
-  p50=$(awk '$1=="50.000%"{print $2}' <<<"$2")
-  p99=$(awk '$1=="99.000%"{print $2}' <<<"$2")
+  p50=$(awk '$1=="50%"{print $2}' <<<"$2")
+  p99=$(awk '$1=="99%"{print $2}' <<<"$2")
   errors=$(grep -E "Non-2xx|Socket errors" <<<"$2" | tr '\n' ' ' || true)
   printf '%-34s %10s req/s   p50 %-9s p99 %-9s %s\n' "$1" "$rps" "$p50" "$p99" "$errors"
   eval "${3}=$rps"

@@ -53,16 +53,25 @@ public struct PostgresPostRepository: PostRepository {
     public func list(_ filter: PostFilter, page: PageRequest) async throws -> PostPage {
         try await database.withConnection { connection in
             let status = filter.status?.rawValue
+            // One round trip: the page through the feed index, and the total beside it (a
+            // window count would make PostgreSQL read every matching row before the LIMIT).
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: Self.columns), count(*) OVER () AS total \(unescaped: Self.from)
-                WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
-                LIMIT \(page.limit) OFFSET \(page.offset)
+                WITH page AS (
+                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
+                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
+                    LIMIT \(page.limit) OFFSET \(page.offset)
+                )
+                SELECT page.*, (
+                    SELECT count(*) FROM posts p
+                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                ) AS total
+                FROM page ORDER BY page.published_at DESC, page.created_at DESC, page.id DESC
                 """)
             var total = try rows.first?.decode("total", as: Int.self) ?? 0
             if rows.isEmpty, page.offset > 0 {
-                // Past the last page: the window function saw no row to count on.
+                // Past the last page: no row carried the total.
                 total = try await connection.query(
                     """
                     SELECT count(*) AS total FROM posts p
