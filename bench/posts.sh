@@ -27,7 +27,7 @@ postgres_start "$run/postgres" "$pg_port" durable
 broker_start "$run/broker" "$broker_port"
 "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE postly_posts" >/dev/null
 
-python3 "$here/posts/token.py" "$run" 64
+python3 "$here/posts/sign_tokens.py" "$run" 64
 (cd "$run" && exec python3 -m http.server "$jwks_port" --bind 127.0.0.1 >/dev/null 2>&1) &
 jwks_pid=$!
 
@@ -45,21 +45,40 @@ base=http://127.0.0.1:$http_port
 report() {  # name wrk-output
   local rps p50 p99
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$2")
-  p50=$(awk '$1=="50.000%"{print $2}' <<<"$2")
-  p99=$(awk '$1=="99.000%"{print $2}' <<<"$2")
+  p50=$(awk '$1=="50%"{print $2}' <<<"$2")
+  p99=$(awk '$1=="99%"{print $2}' <<<"$2")
   errors=$(grep -E "Non-2xx|Socket errors" <<<"$2" | tr '\n' ' ' || true)
   printf '%-34s %10s req/s   p50 %-9s p99 %-9s %s\n' "$1" "$rps" "$p50" "$p99" "$errors"
   eval "${3}=$rps"
+}
+
+# BENCH_PROFILE=1: perf samples the service during each GET measurement; the top symbols follow it.
+profile_start() {
+  [ "${BENCH_PROFILE:-}" = 1 ] || return 0
+  perf record -F 499 -g -p "$service_pid" -o "$run/perf.data" -- sleep "$seconds" >/dev/null 2>&1 &
+  perf_pid=$!
+}
+profile_report() {
+  [ "${BENCH_PROFILE:-}" = 1 ] || return 0
+  wait "$perf_pid" || true
+  echo "  where the service's time goes, by library:"
+  { perf report -i "$run/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -12 || true; } | sed 's/^/  /'
+  echo "  top symbols:"
+  { perf report -i "$run/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -"${BENCH_PROFILE_LINES:-15}" || true; } | cut -c1-150 | sed 's/^/  /' 
 }
 
 echo "posts service on 2 threads of wrk, $connections connections, ${seconds}s each (direct, no gateway)"
 out=$(BENCH_TOKENS="$run/tokens.txt" wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$here/posts/create.lua" "$base/api/posts")
 report "POST /api/posts (durable commits)" "$out" create_rps
 id=$(curl -s "$base/api/posts?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["posts"][0]["_id"])')
+profile_start
 out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "$base/api/posts/$id")
 report "GET /api/posts/{id}" "$out" get_rps
+profile_report
+profile_start
 out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "$base/api/posts?page=1&limit=10")
 report "GET /api/posts?page=1&limit=10" "$out" feed_rps
+profile_report
 
 pg=$("$pg_bin/pgbench" -n -h 127.0.0.1 -p "$pg_port" -U postgres -M prepared -c "$connections" -j 2 -T "$seconds" \
   -D id="$id" -f "$here/posts/get-by-id.sql" postly_posts 2>&1)

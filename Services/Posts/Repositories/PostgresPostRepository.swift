@@ -7,6 +7,7 @@ import PostlyService
 /// `PostRepository` on the service's PostgreSQL database.
 public struct PostgresPostRepository: PostRepository {
     let database: Database
+    let feedTotal = FeedTotalCache()
 
     public init(database: Database) {
         self.database = database
@@ -51,24 +52,50 @@ public struct PostgresPostRepository: PostRepository {
     }
 
     public func list(_ filter: PostFilter, page: PageRequest) async throws -> PostPage {
-        try await database.withConnection { connection in
+        let isFeed = filter == PostFilter(status: .published, authorId: nil)
+        let cachedTotal = isFeed ? feedTotal.total : nil
+        let countedAt = ContinuousClock.now
+        return try await database.withConnection { connection in
             let status = filter.status?.rawValue
-            let rows = try await connection.query(
-                """
-                SELECT \(unescaped: Self.columns), count(*) OVER () AS total \(unescaped: Self.from)
-                WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
-                LIMIT \(page.limit) OFFSET \(page.offset)
-                """)
-            var total = try rows.first?.decode("total", as: Int.self) ?? 0
-            if rows.isEmpty, page.offset > 0 {
-                // Past the last page: the window function saw no row to count on.
-                total = try await connection.query(
+            let rows: [Row]
+            var total: Int
+            if let cachedTotal {
+                rows = try await connection.query(
                     """
-                    SELECT count(*) AS total FROM posts p
-                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
+                    WHERE p.status = 'published'
+                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
+                    LIMIT \(page.limit) OFFSET \(page.offset)
+                    """)
+                total = cachedTotal
+            } else {
+                // One round trip: the page through the feed index, and the total beside it (a
+                // window count would make PostgreSQL read every matching row before the LIMIT).
+                rows = try await connection.query(
                     """
-                ).first?.decode("total", as: Int.self) ?? 0
+                    WITH page AS (
+                        SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
+                        WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                        ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
+                        LIMIT \(page.limit) OFFSET \(page.offset)
+                    )
+                    SELECT page.*, (
+                        SELECT count(*) FROM posts p
+                        WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                    ) AS total
+                    FROM page ORDER BY page.published_at DESC, page.created_at DESC, page.id DESC
+                    """)
+                total = try rows.first?.decode("total", as: Int.self) ?? 0
+                if rows.isEmpty, page.offset > 0 {
+                    // Past the last page: no row carried the total.
+                    total = try await connection.query(
+                        """
+                        SELECT count(*) AS total FROM posts p
+                        WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                        """
+                    ).first?.decode("total", as: Int.self) ?? 0
+                }
+                if isFeed { feedTotal.store(total, countedAt: countedAt) }
             }
             let posts = try await Self.posts(rows.map(PostRecord.init), in: connection)
             return PostPage(posts: posts, pagination: Pagination(total: total, page: page.page, limit: page.limit))
@@ -132,7 +159,7 @@ public struct PostgresPostRepository: PostRepository {
     public func create(_ new: NewPost, by caller: Caller, idempotencyKey: String?) async throws -> (post: Post, replayed: Bool) {
         let id = UUID().uuidString.lowercased()
         let request = String(decoding: try Self.requestEncoder.encode(new), as: UTF8.self)
-        return try await database.transaction { connection in
+        let created: (post: Post, replayed: Bool) = try await database.transaction { connection in
             if let idempotencyKey {
                 try await connection.execute(
                     """
@@ -172,10 +199,13 @@ public struct PostgresPostRepository: PostRepository {
             try await Outbox.add(record.event(.postCreated(record.snapshot()), actorId: caller.userId), in: connection)
             return (record.post(comments: []), false)
         }
+        feedTotal.invalidate()
+        return created
     }
 
     public func update(id: String, _ changes: PostChanges, by caller: Caller, ifMatch: Int?) async throws -> UpdateOutcome {
-        try await database.transaction { connection in
+        defer { feedTotal.invalidate() }
+        return try await database.transaction { connection in
             let current = try await authorizedRecord(id: id, caller: caller, in: connection)
             if let ifMatch, ifMatch != current.version {
                 return .stale(try await Self.posts([current], in: connection)[0])
@@ -214,6 +244,7 @@ public struct PostgresPostRepository: PostRepository {
     }
 
     public func delete(id: String, by caller: Caller) async throws {
+        defer { feedTotal.invalidate() }
         try await database.transaction { connection in
             var record = try await authorizedRecord(id: id, caller: caller, in: connection)
             try await connection.execute("DELETE FROM posts WHERE id = \(id)")

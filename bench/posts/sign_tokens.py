@@ -1,6 +1,6 @@
 """Signs access tokens the way the auth service does (EdDSA, a kid) and writes the JWKS,
 so bench/posts.sh can drive the posts service without the auth service.
-usage: token.py DIR COUNT  -> DIR/jwks.json, DIR/tokens.txt (one token a line)"""
+usage: sign_tokens.py DIR COUNT  -> DIR/jwks.json, DIR/tokens.txt (one token a line)"""
 import base64, json, sys, time, uuid
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives import serialization
