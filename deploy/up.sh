@@ -94,7 +94,7 @@ gateway_start "$run/nginx" "$gateway_port" "$logs/gateway.log"
 failed=()
 for name in "${services[@]}"; do
   port=$(service_port "$name") deadline=$((SECONDS + ready_timeout))
-  until curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; do
+  until curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; do
     if ! is_running "$(cat "$run/$name.pid")" "postly-$name"; then
       say "postly-$name exited; the end of $logs/$name.log:"; tail -20 "$logs/$name.log" >&2; failed+=("$name"); break
     fi
