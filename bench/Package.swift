@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
-// The libpq layer against postgres-nio, run on demand by `bench/run.sh`. A package of its own
-// so that the main build and CI never build postgres-nio.
+// The libpq layer against postgres-nio (`bench/run.sh`) and the comments service under load
+// (`bench/comments.sh`), run on demand. A package of its own so that the main build and CI
+// never build postgres-nio.
 import Foundation
 import PackageDescription
 
@@ -21,6 +22,15 @@ let package = Package(
                 .product(name: "PostlyPostgres", package: postly),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
-        )
+        ),
+        // The comments service under HTTP load; run by `bench/comments.sh`.
+        .executableTarget(
+            name: "comments-bench",
+            dependencies: [
+                .product(name: "PostlyCurl", package: postly),
+                .product(name: "PostlyModels", package: postly),
+                .product(name: "PostlyPostgres", package: postly),
+            ]
+        ),
     ]
 )
