@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
-// Benchmarks run on demand by `bench/run.sh`: the libpq layer against postgres-nio, and the
-// outbox through Kafka to a consumer. A package of its own so that the main build and CI
-// never build postgres-nio.
+// Benchmarks, run on demand: the libpq layer against postgres-nio and the outbox through
+// Kafka to a consumer (`bench/run.sh`), and the services under HTTP load (`bench/auth.sh`,
+// `bench/posts.sh`, `bench/comments.sh`). A package of its own so that the main build and
+// CI never build postgres-nio.
 import Foundation
 import PackageDescription
 
@@ -28,6 +29,15 @@ let package = Package(
             dependencies: [
                 .product(name: "PostlyEvents", package: postly),
                 .product(name: "PostlyKafka", package: postly),
+                .product(name: "PostlyModels", package: postly),
+                .product(name: "PostlyPostgres", package: postly),
+            ]
+        ),
+        // The comments service under HTTP load; run by `bench/comments.sh`.
+        .executableTarget(
+            name: "comments-bench",
+            dependencies: [
+                .product(name: "PostlyCurl", package: postly),
                 .product(name: "PostlyModels", package: postly),
                 .product(name: "PostlyPostgres", package: postly),
             ]
