@@ -17,6 +17,8 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
     // This service verifies its own tokens like every other one, with its own key set.
     let scaffold = ServiceScaffold(
         name: "auth", configuration: configuration.service, logger: logger, fetchJWKS: { try await signer.jwks() })
+    try await scaffold.prepare(database: database, migrations: Migrations(schema))
+    try await signer.load()
     let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
     AuthController(
         accounts: PostgresAccountRepository(database: database),
@@ -29,19 +31,8 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
         refreshTokenLifetime: configuration.refreshTokenLifetime
     ).addRoutes(to: router)
 
-    var app = Application(
+    return Application(
         router: router, configuration: scaffold.applicationConfiguration,
         services: scaffold.services + [database, producer, OutboxRelay(database: database, publisher: producer, logger: logger)],
         logger: logger)
-    app.beforeServerStarts {
-        try await Migrations(schema).apply(to: database)
-        try await signer.load()
-        try await scaffold.verifier.refresh()
-        do {
-            try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: kafka, logger: logger)
-        } catch {
-            logger.warning("could not create the topics; the broker may be down", metadata: ["error": "\(error)"])
-        }
-    }
-    return app
 }

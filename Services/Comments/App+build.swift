@@ -16,6 +16,7 @@ public func buildApplication(
     let database = Database(configuration: configuration.service.postgres, logger: logger)
     let producer = try KafkaProducer(configuration: kafka, logger: logger)
     let scaffold = ServiceScaffold(name: "comments", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
+    try await scaffold.prepare(database: database, migrations: schema)
     let repository = PostgresCommentRepository(database: database)
     let postsService = PostsServiceClient(
         baseURL: configuration.postsURL, timeout: configuration.postsTimeout, httpClient: scaffold.httpClient, logger: logger)
@@ -24,7 +25,7 @@ public func buildApplication(
     CommentsController(repository: repository, posts: PostLookup(repository: repository, postsService: postsService))
         .addRoutes(to: router)
 
-    var app = Application(
+    return Application(
         router: router, configuration: scaffold.applicationConfiguration,
         services: scaffold.services + [
             database, producer, OutboxRelay(database: database, publisher: producer, logger: logger),
@@ -33,14 +34,4 @@ public func buildApplication(
                 handler: CommentsEventHandler(), logger: logger),
         ],
         logger: logger)
-    app.beforeServerStarts {
-        try await schema.apply(to: database)
-        do {
-            try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: kafka)
-        } catch {
-            // The broker may come later: writes wait in the outbox, the consumer retries.
-            logger.warning("could not create the Kafka topics", metadata: ["error": "\(error)"])
-        }
-    }
-    return app
 }

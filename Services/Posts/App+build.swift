@@ -17,11 +17,12 @@ public func buildApplication(
     let repository = PostgresPostRepository(database: database)
     let views = ViewCounter(repository: repository, interval: configuration.viewFlushInterval, logger: logger)
     let scaffold = ServiceScaffold(name: "posts", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
+    try await scaffold.prepare(database: database, migrations: Migrations(schema))
     let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
     PostsController(repository: repository, views: views).addRoutes(to: router)
     // Shutdown runs in reverse: the HTTP server, then the consumers and relay, then the view
     // counter's last flush, then the producer and the database.
-    var app = Application(
+    return Application(
         router: router, configuration: scaffold.applicationConfiguration,
         services: scaffold.services + [
             database, producer, views,
@@ -31,15 +32,6 @@ public func buildApplication(
                 handler: ProjectionHandler(), logger: logger),
         ],
         logger: logger)
-    app.beforeServerStarts {
-        try await Migrations(schema).apply(to: database)
-        do {
-            try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: kafka, logger: logger)
-        } catch {
-            logger.warning("cannot create topics; the broker may be down", metadata: ["error": "\(error)"])
-        }
-    }
-    return app
 }
 
 /// `postly-posts republish`: emits `post.updated` with the current state of every post

@@ -2,6 +2,8 @@ import Hummingbird
 import Logging
 import PostlyCurl
 import PostlyKafka
+import PostlyModels
+import PostlyPostgres
 import ServiceLifecycle
 
 /// What every service is built on, the same way: the middleware chain, token verification
@@ -33,6 +35,18 @@ public struct ServiceScaffold: Sendable {
                 guard response.status == 200 else { throw APIError.unavailable("The auth service's keys are unavailable") }
                 return String(decoding: response.body, as: UTF8.self)
             })
+    }
+
+    /// Makes ready what the service's long-running parts need before any of them starts:
+    /// its tables (the migrations, which fail the start when the database is unreachable)
+    /// and the topics (a broker that is down only delays events: they wait in the outbox).
+    public func prepare(database: Database, migrations: Migrations) async throws {
+        try await migrations.apply(to: database)
+        do {
+            try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: configuration.kafka, timeout: .seconds(5), logger: logger)
+        } catch {
+            logger.warning("could not create the topics; the broker may be down", metadata: ["error": "\(error)"])
+        }
     }
 
     /// A router with the middleware chain every service has (request id, problem documents,
