@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks the posts service (release build) directly on its port, next to PostgreSQL's own
-# limit for the same lookup (pgbench, prepared, same client count). Not through the gateway.
+# Benchmarks the posts service (release build) through the gateway (nginx with the suite's
+# configuration; BENCH_DIRECT=1 goes to the service's port instead), next to PostgreSQL's own
+# limit for the same lookup (pgbench, prepared, same client count).
 # BENCH_SECONDS (default 10) per measurement, BENCH_CONNECTIONS (default 64).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +15,7 @@ chmod 755 "$run"
 service_pid=
 jwks_pid=
 cleanup() {
+  gateway_stop "$run/nginx"
   [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null || true
   [ -n "$jwks_pid" ] && kill "$jwks_pid" 2>/dev/null || true
   broker_stop "$run/broker"
@@ -41,6 +43,14 @@ service_pid=$!
 wait_port "$http_port" 30
 sleep 1
 base=http://127.0.0.1:$http_port
+route="direct, no gateway"
+if [ "${BENCH_DIRECT:-}" != 1 ]; then
+  gateway_port=$(free_port)
+  POSTLY_POSTS_PORT=$http_port gateway_config "$run/nginx" "$gateway_port"
+  gateway_start "$run/nginx" "$gateway_port" "$run/gateway.log"
+  base=http://127.0.0.1:$gateway_port
+  route="through the gateway"
+fi
 
 report() {  # name wrk-output
   local rps p50 p99
@@ -67,7 +77,7 @@ profile_report() {
   { perf report -i "$run/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -"${BENCH_PROFILE_LINES:-15}" || true; } | cut -c1-150 | sed 's/^/  /' 
 }
 
-echo "posts service on 2 threads of wrk, $connections connections, ${seconds}s each (direct, no gateway)"
+echo "posts service on 2 threads of wrk, $connections connections, ${seconds}s each ($route)"
 out=$(BENCH_TOKENS="$run/tokens.txt" wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$here/posts/create.lua" "$base/api/posts")
 report "POST /api/posts (durable commits)" "$out" create_rps
 id=$(curl -s "$base/api/posts?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["posts"][0]["_id"])')
