@@ -109,9 +109,15 @@ gateway_config() {
     echo "# Written by deploy/lib.sh gateway_config; the routes are in deploy/nginx/postly.conf."
     echo "listen 127.0.0.1:$port;"
     for name in "${postly_all_services[@]}"; do
-      echo "set \$postly_$name $host:$(service_port "$name");"
+      echo "set \$postly_$name postly_$name;"
     done
   } >"$dir/postly-upstreams.conf"
+  # The variables above name these groups: nginx keeps connections to each service open
+  # (without them every request pays a new TCP connection), and max_fails=0 never benches a
+  # service that was down a moment ago.
+  for name in "${postly_all_services[@]}"; do
+    echo "upstream postly_$name { server $host:$(service_port "$name") max_fails=0; keepalive 32; }"
+  done >"$dir/postly-upstream-pools.conf"
   cat >"$dir/nginx.conf" <<CONF
 # Written by deploy/lib.sh gateway_config: the local frame around deploy/nginx/postly.conf.
 worker_processes 2;
@@ -127,6 +133,7 @@ http {
     fastcgi_temp_path $dir/temp/fastcgi;
     uwsgi_temp_path $dir/temp/uwsgi;
     scgi_temp_path $dir/temp/scgi;
+    include $dir/postly-upstream-pools.conf;
     include $postly_root/deploy/nginx/postly.conf;
 }
 CONF

@@ -4,6 +4,7 @@ import Hummingbird
 import JWTKit
 import Logging
 import Synchronization
+import TestSupport
 
 /// A stand-in for Google in tests: an RSA key generated here, its JWKS served by a
 /// Hummingbird server on 127.0.0.1 (a port the system picks), and ID tokens signed with it.
@@ -74,28 +75,13 @@ struct LocalOpenIDIssuer: Sendable {
             return Response(
                 status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: jwks)))
         }
-        var logger = Logger(label: "local-openid-issuer")
-        logger.logLevel = .critical
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            defer { group.cancelAll() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port != 0 else { throw IssuerDidNotStart() }
+        return try await withLoopbackServer(router) { baseURL in
             let issuer = LocalOpenIDIssuer(
-                jwksURL: "http://127.0.0.1:\(port)/certs", keyId: keyId, keys: keys, foreignKeys: foreignKeys, fetches: fetches)
+                jwksURL: "\(baseURL)/certs", keyId: keyId, keys: keys, foreignKeys: foreignKeys, fetches: fetches)
             return try await body(issuer)
         }
     }
 
-    struct IssuerDidNotStart: Error {}
 
     static let unpublishedKeyId = "unpublished"
 

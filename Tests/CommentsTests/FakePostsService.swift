@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import PostlyModels
 import Synchronization
+import TestSupport
 
 /// A stand-in for the posts service on 127.0.0.1 (a port the system picks): answers
 /// `GET /api/posts/{id}` with the posts it holds, encoded as the posts service encodes them,
@@ -40,24 +41,7 @@ final class FakePostsService: Sendable {
             let body = try PostlyJSON.encoder().encode(post)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "fake-posts")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            defer { group.cancelAll() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port != 0 else { throw DidNotStart() }
-            return try await body("http://127.0.0.1:\(port)")
-        }
+        return try await withLoopbackServer(router) { baseURL in try await body(baseURL) }
     }
 
-    struct DidNotStart: Error {}
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
+import TestSupport
 
 /// A Hummingbird app on 127.0.0.1, on a port the system picks, with the routes the client
 /// tests call. It runs for the duration of `body`.
@@ -14,34 +15,13 @@ struct TestServer: Sendable {
 
     static func run<T>(_ body: (TestServer) async throws -> T) async throws -> T {
         let dripAborted = DripAbortSignal()
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router(dripAborted: dripAborted),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: Self.quietLogger
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            defer { group.cancelAll() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port != 0 else { throw ServerDidNotStart() }
-            return try await body(TestServer(baseURL: "http://127.0.0.1:\(port)", dripAborted: dripAborted))
+        return try await withLoopbackServer(router(dripAborted: dripAborted)) { baseURL in
+            try await body(TestServer(baseURL: baseURL, dripAborted: dripAborted))
         }
     }
 
-    struct ServerDidNotStart: Error {}
 
     /// The server is stopped by cancellation, which it reports at error level on every run.
-    private static let quietLogger: Logger = {
-        var logger = Logger(label: "PostlyCurlTests.server")
-        logger.logLevel = .critical
-        return logger
-    }()
-
     static func router(dripAborted: DripAbortSignal) -> Router<BasicRequestContext> {
         let router = Router()
 
