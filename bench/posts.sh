@@ -62,7 +62,7 @@ report() {  # name wrk-output
   eval "${3}=$rps"
 }
 
-# BENCH_PROFILE=1: perf samples the service during each GET measurement; the top symbols follow it.
+# BENCH_PROFILE=1: perf samples the service during each measurement; the top symbols follow it.
 profile_start() {
   [ "${BENCH_PROFILE:-}" = 1 ] || return 0
   perf record -F 499 -g -p "$service_pid" -o "$run/perf.data" -- sleep "$seconds" >/dev/null 2>&1 &
@@ -78,8 +78,10 @@ profile_report() {
 }
 
 echo "posts service on 2 threads of wrk, $connections connections, ${seconds}s each ($route)"
+profile_start
 out=$(BENCH_TOKENS="$run/tokens.txt" wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$here/posts/create.lua" "$base/api/posts")
 report "POST /api/posts (durable commits)" "$out" create_rps
+profile_report
 id=$(curl -s "$base/api/posts?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["posts"][0]["_id"])')
 profile_start
 out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "$base/api/posts/$id")
