@@ -98,23 +98,19 @@ struct UnexpectedStatus: Error, CustomStringConvertible {
 extension TestResponse {
     /// Decoded the way the iOS app decodes: strict keys, timestamps with milliseconds.
     func session() throws -> AuthSession {
-        try PostlyJSON.decoder().decode(AuthSession.self, from: Data(buffer: body))
+        try PostlyJSON.decoder().decode(AuthSession.self, from: Data(body.readableBytesView))
     }
 
     func user() throws -> User {
-        try PostlyJSON.decoder().decode(User.self, from: Data(buffer: body))
+        try PostlyJSON.decoder().decode(User.self, from: Data(body.readableBytesView))
     }
 
     func problem() throws -> Problem {
-        try PostlyJSON.decoder().decode(Problem.self, from: Data(buffer: body))
+        try PostlyJSON.decoder().decode(Problem.self, from: Data(body.readableBytesView))
     }
 
     /// The body as a JSON object, for checking raw keys.
     func object() throws -> [String: Any] {
         try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]
     }
-}
-
-extension Data {
-    init(buffer: ByteBuffer) { self = buffer.withUnsafeReadableBytes { Data($0) } }
 }

@@ -59,15 +59,6 @@ func sequencesByKey(_ events: [Event]) -> [String: [Int64]] {
     Dictionary(grouping: events, by: \.key).mapValues { $0.map(\.sequence) }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(within timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}
 
 /// A broker of the test's own with Postly's topics.
 func startBroker() async throws -> (TestBroker, KafkaConfiguration) {

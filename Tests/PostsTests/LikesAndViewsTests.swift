@@ -75,7 +75,7 @@ import TestSupport
                 }
                 try await group.waitForAll()
             }
-            let stored = try await eventually {
+            let stored = try await eventually(within: .seconds(5)) {
                 try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 200
             }
             #expect(stored)

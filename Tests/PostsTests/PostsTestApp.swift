@@ -101,13 +101,3 @@ func withPostsService(
     }
     await testDatabase.drop()
 }
-
-/// Retries `check` until it holds or `timeout` passes.
-func eventually(within timeout: Duration = .seconds(5), _ check: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await check() { return true }
-        try await Task.sleep(for: .milliseconds(100))
-    }
-    return try await check()
-}
