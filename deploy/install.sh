@@ -18,7 +18,8 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 packages=(build-essential pkg-config dpkg-dev libssl-dev zlib1g-dev libzstd-dev liblz4-dev
-  libcurl4-openssl-dev libpq-dev postgresql postgresql-contrib nginx-light python3 python3-venv
+  libcurl4-openssl-dev libpq-dev libcmark-gfm-dev libcmark-gfm-extensions-dev postgresql postgresql-contrib
+  nginx-light python3 python3-venv
   curl ca-certificates)
 missing=()
 for p in "${packages[@]}"; do
