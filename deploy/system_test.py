@@ -142,10 +142,13 @@ def eventually(seconds, probe):
 class EventStream:
     """An open `text/event-stream` answer, read on a thread of its own."""
 
-    def __init__(self, port, path, token):
+    def __init__(self, port, path, token=None):
         self.events, self.comments, self.status, self.closed = [], 0, None, False
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.connection.request("GET", path, headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"})
+        headers = {"Accept": "text/event-stream"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.connection.request("GET", path, headers=headers)
         response = self.connection.getresponse()
         self.status, self.content_type = response.status, response.getheader("Content-Type", "")
         self.thread = threading.Thread(target=self.read, args=(response,), daemon=True)
@@ -320,6 +323,20 @@ def walk(client, gateway_port, pexels_port):
         actor = json.loads(like_event["data"])["actor"]
         check("a notification's actor is an Author without an email", actor.get("userId") == grace_id and "email" not in actor, actor)
     stream.close()
+
+    # A browser's EventSource cannot send Authorization: it trades a ticket for the stream.
+    answer = client.call("POST", "/api/notifications/stream-ticket", ada)
+    ticket = (answer.body or {}).get("ticket") if isinstance(answer.body, dict) else None
+    check("a stream ticket is handed out", answer.status == 200 and ticket, answer)
+    if ticket:
+        secrets.append(ticket)
+        browser = EventStream(gateway_port, "/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
+        check("the stream opens with the ticket instead of the header", browser.status == 200, browser.status)
+        browser.close()
+        again = EventStream(gateway_port, "/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
+        check("a ticket opens one stream only", again.status == 401, again.status)
+        again.close()
+
     answer = client.call("GET", "/api/notifications", ada)
     check("Ada's list shows the like (the comment's was removed with it)", answer.status == 200
           and [n["type"] for n in answer.body["notifications"]] == ["post.liked"] and answer.body["unreadCount"] == 1, answer)
