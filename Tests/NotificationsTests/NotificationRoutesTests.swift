@@ -106,16 +106,20 @@ import TestSupport
                 #expect(response.status == .badRequest, "\(query)")
                 #expect(response.problem?.status == 400)
             }
-            for body in ["{", "[]", #"{"ids": "x"}"#, #"{"ids": [1]}"#, #"{"all": "yes"}"#] {
-                let response = try await service.markRead(body, as: author)
-                #expect(response.status == .badRequest, "\(body)")
-                #expect(response.headers[.contentType] == "application/problem+json")
+            for bad in BadJSONBodies.all {
+                let response = try await service.markRead(bytes: bad.bytes, as: author)
+                #expect(response.status == .badRequest, "\(bad.problem)")
+                #expect(response.headers[.contentType] == "application/problem+json", "\(bad.problem)")
             }
             let tooMany = "[" + (0...100).map { "\"id\($0)\"" }.joined(separator: ",") + "]"
-            for body in ["{}", #"{"ids": []}"#, #"{"all": false}"#, #"{"ids": ["a"], "all": true}"#, #"{"ids": \#(tooMany)}"#] {
+            let invalid = [
+                "{}", #"{"ids": []}"#, #"{"all": false}"#, #"{"ids": ["a"], "all": true}"#, #"{"ids": \#(tooMany)}"#,
+                #"{"ids": "x"}"#, #"{"ids": [1]}"#, #"{"ids": null, "all": "yes"}"#,
+            ]
+            for body in invalid {
                 let response = try await service.markRead(body, as: author)
                 #expect(response.status == .unprocessableContent, "\(body)")
-                #expect(response.problem?.errors?["ids"] != nil)
+                #expect(response.problem?.errors?.isEmpty == false, "\(body)")
             }
             #expect(try await service.markRead(#"{"all": true}"#, as: author, contentType: "text/plain").status == .unsupportedMediaType)
             #expect(try await service.page(as: author).unreadCount == 1)

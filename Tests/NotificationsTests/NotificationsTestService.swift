@@ -150,9 +150,13 @@ struct NotificationsTestService: Sendable {
     }
 
     func markRead(_ body: String, as user: User?, contentType: String = "application/json") async throws -> TestResponse {
+        try await markRead(bytes: Array(body.utf8), as: user, contentType: contentType)
+    }
+
+    func markRead(bytes: [UInt8], as user: User?, contentType: String = "application/json") async throws -> TestResponse {
         var headers: HTTPFields = [.contentType: contentType]
         if let user { headers[.authorization] = "Bearer \(user.token)" }
-        return try await client.execute(uri: "/api/notifications/read", method: .post, headers: headers, body: ByteBuffer(string: body)) { $0 }
+        return try await client.execute(uri: "/api/notifications/read", method: .post, headers: headers, body: ByteBuffer(bytes: bytes)) { $0 }
     }
 
     func ticket(for user: User?, on instance: Int = 0) async throws -> TestResponse {
