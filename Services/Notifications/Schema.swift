@@ -2,18 +2,14 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The notifications service's tables: the consumed sequences (version 1, with the unused
-/// outbox of the shared events migration), then its own.
+/// outbox of the shared events migration), the users projection (actors' names and
+/// pictures), then its own.
 let schema = Migrations([
     Outbox.migration,
+    UsersProjection.migration(version: 2),
     Migration(
-        version: 2, name: "notifications",
+        version: 3, name: "notifications",
         sql: """
-            -- Names and pictures of users, from user.registered/updated, shown as actors.
-            CREATE TABLE users (
-                user_id text PRIMARY KEY,
-                name text NOT NULL,
-                profile_picture text
-            );
             -- Posts whose post.deleted arrived: a late like or comment of them notifies nobody.
             CREATE TABLE deleted_posts (
                 post_id text PRIMARY KEY

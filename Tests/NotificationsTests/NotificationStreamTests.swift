@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import PostlyModels
-import Synchronization
 import Testing
 import TestSupport
 
@@ -157,10 +156,11 @@ import TestSupport
     }
 
     @Test func gracefulShutdownEndsOpenStreams() async throws {
-        let stream = Box<EventStreamClient>()
+        let stream = Locked<EventStreamClient?>(nil)
         let started = ContinuousClock.now
         try await NotificationsTestService.run { service in
-            stream.value = try await service.openStream(as: try await service.user("Ada"))
+            let opened = try await service.openStream(as: try await service.user("Ada"))
+            stream.withLock { $0 = opened }
             #expect(try await eventually { service.hub.streamCount == 1 })
         }
         // The run returned: the server drained, so the stream ended from the server's side.

@@ -7,7 +7,6 @@ import NIOCore
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
-import Synchronization
 import TestSupport
 
 @testable import NotificationsService
@@ -46,7 +45,7 @@ struct NotificationsTestService: Sendable {
         let issuer = try await TestTokenIssuer()
         let jwks = issuer.jwks
         func build(_ kafka: KafkaConfiguration) async throws -> (app: some ApplicationProtocol, hub: NotificationHub) {
-            var configuration = NotificationsConfiguration(environment: ["NOTIFICATIONS_HEARTBEAT_SECONDS": "15"])
+            var configuration = NotificationsConfiguration(environment: ["NOTIFICATIONS_HEARTBEAT_MS": "15000"])
             configuration.service.postgres = testDatabase.configuration
             configuration.service.kafka = kafka
             configure(&configuration)
@@ -224,12 +223,3 @@ extension EventStreamClient.Event {
 typealias Comment = PostlyModels.Comment
 typealias Notification = PostlyModels.Notification
 
-/// A value that escaping closures of a test can set and the test read afterwards.
-final class Box<Value: Sendable>: Sendable {
-    private let storage = Mutex<Value?>(nil)
-
-    var value: Value? {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
-}

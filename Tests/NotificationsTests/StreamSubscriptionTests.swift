@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Testing
+import TestSupport
 
 @testable import NotificationsService
 
@@ -16,8 +16,8 @@ import Testing
     }
 
     @Test func aReaderThatFallsBehindIsDroppedAndItsConnectionClosed() async {
-        let closed = Box<Int>()
-        let subscription = StreamSubscription(id: 1, userId: "ada", sessionId: "s", capacity: 2) { closed.value = (closed.value ?? 0) + 1 }
+        let closed = Locked(0)
+        let subscription = StreamSubscription(id: 1, userId: "ada", sessionId: "s", capacity: 2) { closed.withLock { $0 += 1 } }
         guard case .queued = subscription.offer(Self.notification(1)), case .queued = subscription.offer(.heartbeat) else {
             Issue.record("within capacity, items are queued")
             return

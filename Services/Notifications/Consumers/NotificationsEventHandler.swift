@@ -27,8 +27,8 @@ struct NotificationsEventHandler: EventHandler {
             try await connection.execute("UPDATE notifications SET removed = true WHERE comment_id = \(snapshot.comment.id)")
         case .postDeleted(let post):
             try await Self.removePost(post.id, in: connection)
-        case .userRegistered(let user), .userUpdated(let user):
-            try await UsersProjection.apply(user, in: connection)
+        case .userRegistered, .userUpdated:
+            try await UsersProjection.apply(event, in: connection)
         case .postUnliked, .postCreated, .postUpdated, .sessionRevoked:
             // An unlike keeps the notification: like, unlike, like again notifies once.
             break
