@@ -11,6 +11,7 @@
 #   POSTLY_SEARCH_PORT=8084 POSTLY_IMAGES_PORT=8085 POSTLY_NOTIFICATIONS_PORT=8086
 #   LOG_LEVEL=info  POSTLY_BUILD_CONFIGURATION=release  POSTLY_READY_TIMEOUT=60 (seconds)
 #   POSTLY_RUN_DIR=.run (where state, logs and pids live; the system tests use a folder of their own)
+#   POSTLY_CORS_ORIGINS=http://localhost:3000 (browser origins the gateway allows; * for any)
 # Any other variable set when calling it (PEXELS_API_KEY, ...) reaches the services.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
