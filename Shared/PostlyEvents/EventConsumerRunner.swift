@@ -13,6 +13,11 @@ import ServiceLifecycle
 /// decoded, or that the handler fails on for good, goes to `postly.deadletter` with the
 /// reason, and the partition moves on. While the database is unreachable, the runner
 /// retries the same message; it never skips one for that.
+///
+/// Messages already waiting when one arrives (up to `maxBatch`) are applied together in one
+/// transaction, each still with its own sequence check, and their offsets are committed after
+/// it. When any of them fails, the batch is rolled back and its messages are applied one at
+/// a time, so one bad event never takes its batch-mates to the dead letters.
 public final class EventConsumerRunner: Service {
     private let name: String
     private let topics: [Topic]
@@ -24,12 +29,13 @@ public final class EventConsumerRunner: Service {
     private let applied: Counter
     private let skipped: Counter
     private let deadLettered: Counter
+    private let maxBatch: Int
 
     /// - Parameter name: the consumer group, such as `comments`; also names the applied
     ///   sequences, so two runners of one service keep theirs apart.
     public init(
         name: String, topics: [Topic], database: Database, kafka: KafkaConfiguration, deadLetters: KafkaProducer,
-        handler: any EventHandler, logger: Logger
+        handler: any EventHandler, logger: Logger, maxBatch: Int = 64
     ) {
         self.name = name
         self.topics = topics
@@ -38,6 +44,7 @@ public final class EventConsumerRunner: Service {
         self.deadLetters = deadLetters
         self.handler = handler
         self.logger = logger
+        self.maxBatch = max(1, maxBatch)
         self.applied = Counter(label: "postly_events_applied_total", dimensions: [("consumer", name)])
         self.skipped = Counter(label: "postly_events_skipped_total", dimensions: [("consumer", name)])
         self.deadLettered = Counter(label: "postly_events_deadlettered_total", dimensions: [("consumer", name)])
@@ -47,26 +54,54 @@ public final class EventConsumerRunner: Service {
         let consumer = try KafkaConsumer(configuration: kafka, groupID: name, topics: topics.map(\.rawValue), logger: logger)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await consumer.run() }
-            for try await message in consumer.messages {
-                try await handle(message)
-                try await consumer.commit(message)
+            var messages = consumer.messages.makeAsyncIterator()
+            while case let batch = await messages.nextBatch(upTo: maxBatch), !batch.isEmpty {
+                try await handle(batch)
+                // The last message of each partition: its commit covers the ones before it.
+                var last: [String: KafkaMessage] = [:]
+                for message in batch { last["\(message.topic)/\(message.partition)"] = message }
+                for message in last.values { try await consumer.commit(message) }
             }
         }
     }
 
-    /// Applies or dead-letters one message; returns once its effect is durable.
-    func handle(_ message: KafkaMessage) async throws {
-        let event: Event
-        do {
-            event = try decoder.decode(Event.self, from: Data(message.value))
-        } catch {
-            try await deadLetter(message, reason: "undecodable event: \(error)")
-            return
+    /// Applies or dead-letters every message of `batch`; returns once all effects are durable.
+    func handle(_ batch: [KafkaMessage]) async throws {
+        var decoded: [(message: KafkaMessage, event: Event)] = []
+        for message in batch {
+            do {
+                decoded.append((message, try decoder.decode(Event.self, from: Data(message.value))))
+            } catch {
+                try await deadLetter(message, reason: "undecodable event: \(error)")
+            }
         }
+        if decoded.count > 1 {
+            do {
+                let newer = try await database.transaction { connection in
+                    var newer: [Bool] = []
+                    for (_, event) in decoded { newer.append(try await apply(event, in: connection)) }
+                    return newer
+                }
+                for isNew in newer { (isNew ? applied : skipped).increment() }
+                return
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // Rolled back whole: one at a time below, each with its own retries and dead letter.
+                logger.debug("a batch failed; applying its events one at a time", metadata: ["error": "\(error)"])
+            }
+        }
+        for (message, event) in decoded { try await handle(message, event: event) }
+    }
+
+    /// Applies `event`, read from `message`, in a transaction of its own: retried while the
+    /// database is unreachable, dead-lettered when the handler fails on it for good.
+    private func handle(_ message: KafkaMessage, event: Event) async throws {
         var backoff = Duration.milliseconds(100)
         while true {
             do {
-                try await apply(event)
+                let isNew = try await database.transaction { connection in try await apply(event, in: connection) }
+                (isNew ? applied : skipped).increment()
                 return
             } catch let error as DatabaseError where error.isTransient {
                 // Not this message's fault: wait for the database, keep the place.
@@ -83,22 +118,21 @@ public final class EventConsumerRunner: Service {
         }
     }
 
-    private func apply(_ event: Event) async throws {
-        let isNew = try await database.transaction { connection in
-            // Records the sequence and tells whether it is newer, in one statement.
-            let newer = try await connection.query(
-                """
-                INSERT INTO consumed_sequences (consumer, topic, key, sequence)
-                VALUES (\(name), \(event.topic.rawValue), \(event.key), \(event.sequence))
-                ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = EXCLUDED.sequence
-                WHERE consumed_sequences.sequence < EXCLUDED.sequence
-                RETURNING sequence
-                """)
-            guard !newer.isEmpty else { return false }
-            try await handler.apply(event, in: connection)
-            return true
-        }
-        (isNew ? applied : skipped).increment()
+    /// Applies `event` in `connection`'s transaction if its sequence is newer than the one
+    /// recorded for its key; tells whether it was.
+    private func apply(_ event: Event, in connection: DatabaseConnection) async throws -> Bool {
+        // Records the sequence and tells whether it is newer, in one statement.
+        let newer = try await connection.query(
+            """
+            INSERT INTO consumed_sequences (consumer, topic, key, sequence)
+            VALUES (\(name), \(event.topic.rawValue), \(event.key), \(event.sequence))
+            ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = EXCLUDED.sequence
+            WHERE consumed_sequences.sequence < EXCLUDED.sequence
+            RETURNING sequence
+            """)
+        guard !newer.isEmpty else { return false }
+        try await handler.apply(event, in: connection)
+        return true
     }
 
     private func deadLetter(_ message: KafkaMessage, reason: String) async throws {

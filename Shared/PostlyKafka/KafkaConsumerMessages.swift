@@ -19,6 +19,13 @@ public struct KafkaConsumerMessages: AsyncSequence, Sendable {
         public mutating func next() async -> KafkaMessage? {
             await buffer.next()
         }
+
+        /// The next record and those already waiting behind it, `limit` at most, in order;
+        /// empty once the consumer has closed or the reading task is cancelled.
+        public mutating func nextBatch(upTo limit: Int) async -> [KafkaMessage] {
+            guard let first = await buffer.next() else { return [] }
+            return [first] + buffer.takeWaiting(upTo: limit - 1)
+        }
     }
 }
 
@@ -65,6 +72,16 @@ final class KafkaMessageBuffer: Sendable {
     /// Drops every record not yet read (they were not committed: they come again).
     func removeAll() {
         state.withLock { $0.messages.removeAll() }
+    }
+
+    /// Up to `limit` records that are already here, without waiting.
+    func takeWaiting(upTo limit: Int) -> [KafkaMessage] {
+        guard limit > 0 else { return [] }
+        return state.withLock { state in
+            let taken = Array(state.messages.prefix(limit))
+            state.messages.removeFirst(taken.count)
+            return taken
+        }
     }
 
     func finish() {

@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import PostlyEvents
+import PostlyKafka
+import PostlyModels
+import PostlyPostgres
+import Synchronization
+
+/// `postly-search reindex`: rebuilds the index from nothing while search goes on. The tables
+/// are created afresh in the schema `search_rebuild`, filled by replaying `postly.posts`,
+/// `postly.users` and `postly.comments` from their beginning under a consumer group of their
+/// own, then switched with the live ones in one transaction. The replay goes on into the
+/// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
+/// missing; the row guards keep the two consumers from undoing each other.
+public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2)) async throws -> ReindexReport {
+    let database = Database(configuration: configuration.service.postgres, logger: logger)
+    let producer = try KafkaProducer(configuration: configuration.service.kafka, logger: logger)
+    let started = ContinuousClock.now
+    try await schema.apply(to: database)
+    try await database.withConnection { connection in
+        try await connection.executeScript(unescaped: """
+            DROP SCHEMA IF EXISTS search_rebuild CASCADE;
+            CREATE SCHEMA search_rebuild;
+            SET search_path = search_rebuild, public;
+            \(indexTables)
+            RESET search_path;
+            """)
+    }
+    let target = ReindexTarget()
+    let group = "search-reindex-\(UUID().uuidString.lowercased())"
+    let runner = EventConsumerRunner(
+        name: group, topics: [.posts, .users, .comments], database: database, kafka: configuration.service.kafka,
+        deadLetters: producer, handler: ReindexHandler(target: target), logger: logger)
+
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await producer.run() }
+        tasks.addTask { try await runner.run() }
+        defer { tasks.cancelAll() }
+        try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
+        let replayed = target.applied
+        let built = ContinuousClock.now - started
+        try await database.withConnection { connection in
+            try await connection.executeScript(unescaped: """
+                BEGIN;
+                DROP SCHEMA IF EXISTS search_retired CASCADE;
+                CREATE SCHEMA search_retired;
+                ALTER TABLE public.documents SET SCHEMA search_retired;
+                ALTER TABLE public.authors SET SCHEMA search_retired;
+                ALTER TABLE public.comments SET SCHEMA search_retired;
+                ALTER TABLE public.lexicon SET SCHEMA search_retired;
+                ALTER TABLE search_rebuild.documents SET SCHEMA public;
+                ALTER TABLE search_rebuild.authors SET SCHEMA public;
+                ALTER TABLE search_rebuild.comments SET SCHEMA public;
+                ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
+                -- Words added from now on get numbers above what every instance has loaded.
+                SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
+                              greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));
+                COMMIT;
+                """)
+        }
+        target.switched()
+        // What the live consumer applied to the retired tables while the switch was coming.
+        try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
+        try await database.withConnection { connection in
+            try await connection.executeScript(unescaped: "DROP SCHEMA search_retired CASCADE; DROP SCHEMA search_rebuild CASCADE;")
+        }
+        try await database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
+        await database.close()
+        return ReindexReport(events: replayed, duration: built)
+    }
+}
+
+public struct ReindexReport: Sendable {
+    /// Events applied to the new tables before the switch.
+    public var events: Int
+    /// From the start to the switch.
+    public var duration: Duration
+}
+
+/// Where the replay writes (the new tables, then after the switch the live ones) and how far
+/// it has come.
+final class ReindexTarget: Sendable {
+    private struct State {
+        var schema = "search_rebuild"
+        var applied = 0
+        var lastApplied: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+
+    /// Only ever one of two fixed names, never text from outside.
+    var schema: String { state.withLock { $0.schema } }
+    var applied: Int { state.withLock { $0.applied } }
+
+    func record() {
+        state.withLock { state in
+            state.applied += 1
+            state.lastApplied = .now
+        }
+    }
+
+    func switched() {
+        state.withLock { state in
+            state.schema = "public"
+            state.lastApplied = .now
+        }
+    }
+
+    /// Returns once nothing was applied for `idle`, after a first event, or after
+    /// `firstEventWithin` without any (empty topics).
+    func waitUntilIdle(for idle: Duration, firstEventWithin: Duration) async throws {
+        let start = ContinuousClock.now
+        while true {
+            let last = state.withLock { $0.lastApplied }
+            if let last, ContinuousClock.now - last >= idle { return }
+            if last == nil, ContinuousClock.now - start >= firstEventWithin { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
+/// `SearchIndexer` writing into the target's schema.
+struct ReindexHandler: EventHandler {
+    let target: ReindexTarget
+    let indexer = SearchIndexer()
+
+    func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        try await connection.execute("SET LOCAL search_path = \(unescaped: target.schema), public")
+        try await indexer.apply(event, in: connection)
+        target.record()
+    }
+}

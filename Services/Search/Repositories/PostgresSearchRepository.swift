@@ -1,0 +1,131 @@
+import Foundation
+import PostlyModels
+import PostlyPostgres
+import PostlyService
+
+/// `SearchRepository` on the service's PostgreSQL database and the lexicon in memory.
+///
+/// A search is three statements: the query's words as the index folds them; the ranked page
+/// with the number of all matches; the comments of the page's posts. Every query word becomes
+/// a stemmed query of its alternatives (`search_query`), looked up in the GIN indexes of the
+/// posts' vectors, their titles' vectors and the authors' names; each hit sets the word's bit,
+/// and the bits counted per post give the ranking: words matched, words in the title, words
+/// matched exactly, then the newest.
+struct PostgresSearchRepository: SearchRepository {
+    let database: Database
+    let lexicon: Lexicon
+
+    /// `ts_headline`'s options for the excerpt: one fragment of about 15 to 35 words.
+    static let excerptOptions = Highlights.headlineOptions + ", MaxWords=35, MinWords=15, ShortWord=3, MaxFragments=1"
+    static let titleOptions = Highlights.headlineOptions + ", HighlightAll=true"
+
+    func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
+        try await database.withConnection { connection in
+            let words = try await connection.query(
+                """
+                SELECT lexeme FROM unnest(to_tsvector('search_words', \(text)))
+                WHERE lexeme NOT LIKE '%-%'
+                ORDER BY positions[1]
+                """
+            ).map { try $0.decode("lexeme", as: String.self) }
+            let plan = QueryPlan(words: words, lexicon: lexicon.words)
+            guard !plan.words.isEmpty else { return SearchPage(results: [], total: 0) }
+
+            let exact = plan.words.map(\.text)
+            let alternatives = plan.words.map { $0.alternatives.joined(separator: " ") }
+            let everything = alternatives.joined(separator: " ")
+            let rows = try await connection.query(
+                """
+                WITH words AS MATERIALIZED (
+                    SELECT w.i::int AS i, search_query(w.exact) AS exact_q, search_query(w.alternatives) AS any_q,
+                           w.exact = w.alternatives AS simple
+                    FROM unnest(\(exact)::text[], \(alternatives)::text[]) WITH ORDINALITY AS w(exact, alternatives, i)
+                ),
+                hits AS (
+                    SELECT d.id, d.published_at, 1 << w.i AS word, CASE WHEN w.simple THEN 1 << w.i ELSE 0 END AS exact,
+                           CASE WHEN d.title_vector @@ w.any_q THEN 1 << w.i ELSE 0 END AS titled
+                    FROM words w JOIN documents d ON d.vector @@ w.any_q
+                    UNION ALL
+                    SELECT d.id, d.published_at, 0, 1 << w.i, 0
+                    FROM words w JOIN documents d ON d.vector @@ w.exact_q
+                    WHERE NOT w.simple
+                    UNION ALL
+                    SELECT d.id, d.published_at, 1 << w.i, CASE WHEN a.name_vector @@ w.exact_q THEN 1 << w.i ELSE 0 END, 0
+                    FROM words w JOIN authors a ON a.name_vector @@ w.any_q
+                    JOIN documents d ON d.author_id = a.user_id AND d.vector IS NOT NULL
+                ),
+                ranked AS MATERIALIZED (
+                    SELECT id, published_at, bit_count(bit_or(word)::bit(32)) AS matched,
+                           bit_count(bit_or(titled)::bit(32)) AS titled, bit_count(bit_or(exact)::bit(32)) AS exact
+                    FROM hits GROUP BY id, published_at
+                ),
+                page AS (
+                    SELECT id, row_number() OVER (
+                        ORDER BY matched DESC, titled DESC, exact DESC, published_at DESC NULLS LAST, id) AS position
+                    FROM ranked
+                    ORDER BY position LIMIT \(page.limit) OFFSET \(page.offset)
+                )
+                SELECT total.count AS total, found.* FROM (SELECT count(*) FROM ranked) total
+                LEFT JOIN LATERAL (
+                    SELECT page.position, d.id, d.title, d.content, CASE WHEN \(includeHTML) THEN d.content_html ELSE '' END AS content_html,
+                           d.excerpt, d.slug, d.status, d.cover_image, d.author_id, a.name AS author_name,
+                           a.profile_picture AS author_picture, d.read_time, d.likes, d.created_at, d.updated_at,
+                           d.published_at, d.version,
+                           ts_headline('search_english', d.title, search_query(\(everything)), \(Self.titleOptions)) AS title_highlight,
+                           ts_headline('search_english', d.content_text, search_query(\(everything)), \(Self.excerptOptions)) AS excerpt_highlight
+                    FROM page JOIN documents d USING (id) JOIN authors a ON a.user_id = d.author_id
+                ) found ON true
+                ORDER BY found.position
+                """)
+            let total = try rows.first?.decode("total", as: Int.self) ?? 0
+            let found = rows.filter { !$0.isNull("id") }
+            let ids = try found.map { try $0.decode("id", as: String.self) }
+            let comments = try await Self.comments(of: ids, in: connection)
+            let results = try found.map { row in
+                let id = try row.decode("id", as: String.self)
+                let postComments = comments[id] ?? []
+                let post = Post(
+                    id: id, title: try row.decode("title"), content: try row.decode("content"),
+                    contentHtml: try row.decode("content_html"), excerpt: try row.decode("excerpt"), slug: try row.decode("slug"),
+                    status: PostStatus(rawValue: try row.decode("status", as: String.self)) ?? .published,
+                    coverImage: try row.decode("cover_image"),
+                    author: Author(
+                        userId: try row.decode("author_id"), name: try row.decode("author_name"),
+                        profilePicture: try row.decode("author_picture")),
+                    views: 0, likes: try row.decode("likes"), comments: postComments, commentsCount: postComments.count,
+                    readTime: try row.decode("read_time"), createdAt: try row.decode("created_at"),
+                    updatedAt: try row.decode("updated_at"), publishedAt: try row.decode("published_at"),
+                    version: try row.decode("version"))
+                let highlights = Highlights(
+                    title: Highlights.marked(try row.decode("title_highlight")),
+                    excerpt: Highlights.marked(try row.decode("excerpt_highlight")))
+                return SearchResult(post: post, highlights: highlights, includesHTML: includeHTML)
+            }
+            return SearchPage(results: results, total: total)
+        }
+    }
+
+    /// The comments of `postIds`' posts, oldest first, with their authors' current names.
+    static func comments(of postIds: [String], in connection: DatabaseConnection) async throws -> [String: [Comment]] {
+        guard !postIds.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT c.id, c.post_id, c.content, c.author_id, COALESCE(a.name, c.author_name) AS author_name,
+                   CASE WHEN a.user_id IS NULL THEN c.author_picture ELSE a.profile_picture END AS author_picture, c.created_at
+            FROM comments c LEFT JOIN authors a ON a.user_id = c.author_id
+            WHERE c.post_id = ANY(\(postIds)) AND NOT c.deleted
+            ORDER BY c.created_at, c.position
+            """)
+        var comments: [String: [Comment]] = [:]
+        for row in rows {
+            let comment = Comment(
+                id: try row.decode("id"), postId: try row.decode("post_id"), content: try row.decode("content"),
+                author: Author(
+                    userId: try row.decode("author_id"), name: try row.decode("author_name"),
+                    profilePicture: try row.decode("author_picture")),
+                createdAt: try row.decode("created_at"))
+            comments[comment.postId, default: []].append(comment)
+        }
+        return comments
+    }
+}

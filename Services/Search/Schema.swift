@@ -1,0 +1,97 @@
+import PostlyEvents
+import PostlyPostgres
+
+/// The search service's tables: the consumed sequences (version 1, with the outbox it does not
+/// use), then the text search configurations, the query function and the index's tables.
+let schema = Migrations([
+    Outbox.migration,
+    Migration(
+        version: 2, name: "search index",
+        sql: """
+            CREATE EXTENSION IF NOT EXISTS unaccent;
+
+            -- Words folded to ASCII where they have accents (creme finds Crème), English stems.
+            CREATE TEXT SEARCH CONFIGURATION search_english (COPY = english);
+            ALTER TEXT SEARCH CONFIGURATION search_english
+                ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+            -- The same words folded but not stemmed: the lexicon's words and the query's.
+            CREATE TEXT SEARCH CONFIGURATION search_words (COPY = simple);
+            ALTER TEXT SEARCH CONFIGURATION search_words
+                ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+
+            -- Any of `words` (separated by spaces), stemmed, as a query; NULL when none is left
+            -- (stop words only). Built from lexemes, so no text ever becomes query syntax.
+            CREATE FUNCTION search_query(words text) RETURNS tsquery
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery
+                FROM unnest(to_tsvector('search_english', words))
+            $$;
+            """ + indexTables),
+])
+
+/// The index's tables, created by the migration and again, beside the live ones, by a reindex.
+let indexTables = """
+    -- Every post the events told of, drafts and deleted ones included (a draft's likes
+    -- are needed when it is published; a tombstone keeps an older event from bringing
+    -- a deleted post back). Only published posts have vectors, so only they are found.
+    CREATE TABLE documents (
+        id text PRIMARY KEY,
+        sequence bigint NOT NULL,
+        deleted boolean NOT NULL DEFAULT false,
+        status text NOT NULL,
+        title text NOT NULL,
+        content text NOT NULL,
+        content_html text NOT NULL,
+        content_text text NOT NULL,
+        excerpt text NOT NULL,
+        slug text NOT NULL,
+        cover_image text,
+        author_id text NOT NULL,
+        read_time integer NOT NULL,
+        likes integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        published_at timestamptz,
+        version integer NOT NULL,
+        -- The title weighted A, the content C.
+        vector tsvector,
+        title_vector tsvector
+    );
+    CREATE INDEX documents_vector ON documents USING gin (vector);
+    CREATE INDEX documents_title_vector ON documents USING gin (title_vector);
+    CREATE INDEX documents_by_author ON documents (author_id) WHERE vector IS NOT NULL;
+
+    -- Authors' names and pictures: from user events (sequence > 0), else from the
+    -- newest post event that named them (sequence 0). Searched apart from the posts,
+    -- so a rename is one row, whatever the number of the author's posts.
+    CREATE TABLE authors (
+        user_id text PRIMARY KEY,
+        name text NOT NULL,
+        profile_picture text,
+        sequence bigint NOT NULL DEFAULT 0,
+        name_vector tsvector GENERATED ALWAYS AS (to_tsvector('search_english', name)) STORED
+    );
+    CREATE INDEX authors_name_vector ON authors USING gin (name_vector);
+
+    -- The comments shown in each result; a deleted one stays as a tombstone.
+    CREATE TABLE comments (
+        position bigserial UNIQUE,
+        id text PRIMARY KEY,
+        post_id text NOT NULL,
+        content text NOT NULL,
+        author_id text NOT NULL,
+        author_name text NOT NULL,
+        author_picture text,
+        created_at timestamptz NOT NULL,
+        deleted boolean NOT NULL DEFAULT false
+    );
+    CREATE INDEX comments_by_post ON comments (post_id, created_at, position) WHERE NOT deleted;
+
+    -- The distinct words of the index (folded, not stemmed), for typos and prefixes.
+    -- Only ever added to; `added` lets every instance load just what is new.
+    CREATE TABLE lexicon (
+        word text PRIMARY KEY,
+        added bigint GENERATED ALWAYS AS IDENTITY
+    );
+    CREATE INDEX lexicon_added ON lexicon (added);
+    """

@@ -1,0 +1,185 @@
+import Foundation
+import PostlyKafka
+import PostlyModels
+import Testing
+import TestSupport
+
+@testable import SearchService
+
+/// What the events do to the index: only published posts are found, changes show at once,
+/// stale and repeated events change nothing.
+@Suite struct IndexingTests {
+    @Test func draftsAreNeverFound() async throws {
+        try await SearchTestService.run { service, client in
+            let id = UUID().uuidString.lowercased()
+            try await service.apply(postEvent(.created, id: id, title: "Secret kayak plans", status: .draft, sequence: 1))
+            #expect(try await client.titles("kayak").isEmpty)
+            #expect(try await client.search("kayak").totalCount == "0")
+        }
+    }
+
+    @Test func publishingUnpublishingEditingAndDeletingShowAtOnce() async throws {
+        try await SearchTestService.run { service, client in
+            let id = UUID().uuidString.lowercased()
+            try await service.apply(postEvent(.created, id: id, title: "Kayak plans", status: .draft, sequence: 1))
+            try await service.apply(postEvent(.updated, id: id, title: "Kayak plans", sequence: 2))
+            #expect(try await client.titles("kayak") == ["Kayak plans"])
+            try await service.apply(postEvent(.updated, id: id, title: "Canoe plans", sequence: 3))
+            #expect(try await client.titles("kayak").isEmpty)
+            #expect(try await client.titles("canoe") == ["Canoe plans"])
+            try await service.apply(postEvent(.updated, id: id, title: "Canoe plans", status: .draft, sequence: 4))
+            #expect(try await client.titles("canoe").isEmpty)
+            try await service.apply(postEvent(.updated, id: id, title: "Canoe plans", sequence: 5))
+            try await service.apply(postEvent(.deleted, id: id, title: "Canoe plans", sequence: 6))
+            #expect(try await client.titles("canoe").isEmpty)
+            // An older event arriving late does not bring it back.
+            try await service.apply(postEvent(.updated, id: id, title: "Canoe plans", sequence: 5))
+            #expect(try await client.titles("canoe").isEmpty)
+        }
+    }
+
+    @Test func anAuthorsNewNameAndPictureShowOnEveryPostAndAreSearched() async throws {
+        try await SearchTestService.run { service, client in
+            let ada = Author(userId: "ada", name: "Ada Lovelace")
+            try await service.publish("First kayak", author: ada)
+            try await service.publish("Second kayak", author: ada)
+            try await service.apply(userEvent(UserSnapshot(userId: "ada", name: "Ada King", profilePicture: "https://images.example.test/ada.png"), sequence: 2))
+            let found = try await client.found("kayak")
+            #expect(found.count == 2)
+            #expect(found.allSatisfy { $0.author.name == "Ada King" && $0.author.profilePicture == "https://images.example.test/ada.png" })
+            #expect(try await client.titles("king").count == 2)
+            #expect(try await client.titles("lovelace").isEmpty)
+            // A later post event naming the old name does not undo the user event.
+            try await service.publish("Third kayak", author: ada)
+            #expect(try await client.found("kayak").allSatisfy { $0.author.name == "Ada King" })
+        }
+    }
+
+    @Test func resultsCarryTheirCommentsAndLikes() async throws {
+        try await SearchTestService.run { service, client in
+            let id = try await service.publish("Kayak trip")
+            let grace = Author(userId: "grace", name: "Grace Hopper")
+            let comment = PostlyModels.Comment(id: "c1", postId: id, content: "Lovely.", author: grace, createdAt: Date())
+            let snapshot = CommentSnapshot(comment: comment, postTitle: "Kayak trip", postAuthorId: "ada")
+            try await service.apply(Event(producer: "comments", key: id, sequence: 1, actorId: "grace", data: .commentCreated(snapshot)))
+            try await service.apply(Event(
+                producer: "posts", key: id, sequence: 2, actorId: "grace",
+                data: .postLiked(PostLike(postId: id, postTitle: "Kayak trip", postAuthorId: "ada", liker: grace, likes: 1))))
+            var result = try #require(try await client.found("kayak").first)
+            #expect(result.comments.map(\.content) == ["Lovely."])
+            #expect(result.commentsCount == 1)
+            #expect(result.likes == 1)
+            try await service.apply(Event(producer: "comments", key: id, sequence: 2, actorId: "grace", data: .commentDeleted(snapshot)))
+            result = try #require(try await client.found("kayak").first)
+            #expect(result.comments.isEmpty)
+            #expect(result.commentsCount == 0)
+        }
+    }
+
+    /// The sample events of `Tests/Fixtures/events/`, through the real consumer twice and out
+    /// of order, end as they describe: the post published, renamed, liked, commented on and
+    /// uncommented, then deleted.
+    @Test func theSampleEventsAppliedTwiceAndOutOfOrderEndInTheRightState() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                func send(_ types: [EventType]) async throws {
+                    for type in types {
+                        let event = try EventFixtures.event(type)
+                        _ = try await producer.send(KafkaOutgoingMessage(
+                            topic: event.topic.rawValue, key: event.key, value: Array(try EventFixtures.data(type))))
+                    }
+                }
+                // Across topics nothing is ordered: the user's rename and the comment before the
+                // post, the older user event last. Then everything again, backwards.
+                let allButDeletions: [EventType] = [.userUpdated, .commentCreated, .postCreated, .postUpdated, .postLiked, .userRegistered]
+                try await send(allButDeletions)
+                try await send(allButDeletions.reversed())
+                #expect(try await eventually { try await client.found("creme").first?.likes == 1 })
+                let post = try #require(try await client.found("creme").first)
+                #expect(post.title == "Crème brûlée, done right")
+                #expect(post.status == .published)
+                #expect(post.author.name == "Ada King")
+                #expect(post.author.profilePicture == "https://images.example.test/ada.png")
+                #expect(post.comments.map(\.id) == ["7d6e3a0c-8f9b-4a1d-8e2f-3a4b5c6d7e8f"])
+
+                try await send([.commentDeleted, .commentCreated, .commentDeleted])
+                #expect(try await eventually { try await client.found("creme").first?.commentsCount == 0 })
+                try await send([.postDeleted, .postUpdated, .postDeleted])
+                #expect(try await eventually { try await client.titles("creme").isEmpty })
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(try await client.titles("creme").isEmpty)
+            }
+        }
+    }
+
+    /// Through the real broker and consumer: each change searchable within a second of
+    /// being sent.
+    @Test func changesAreSearchableWithinASecondThroughTheBroker() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                func send(_ event: Event) async throws { try await service.send(event, with: producer) }
+                func withinASecond(_ condition: () async throws -> Bool) async throws -> Bool {
+                    try await eventually(within: .seconds(1), condition)
+                }
+                // The consumer joins its group first.
+                let warmUp = UUID().uuidString.lowercased()
+                try await send(postEvent(.created, id: warmUp, title: "Warm up", sequence: 1))
+                #expect(try await eventually { try await client.titles("warm") == ["Warm up"] })
+
+                let id = UUID().uuidString.lowercased()
+                try await send(postEvent(.created, id: id, title: "Kayak plans", status: .draft, sequence: 1))
+                try await send(postEvent(.updated, id: id, title: "Kayak plans", sequence: 2))
+                #expect(try await withinASecond { try await client.titles("kayak") == ["Kayak plans"] }, "published")
+                try await send(postEvent(.updated, id: id, title: "Canoe plans", sequence: 3))
+                #expect(try await withinASecond { try await client.titles("canoe") == ["Canoe plans"] }, "edited")
+                try await send(userEvent(UserSnapshot(userId: "ada", name: "Ada King", profilePicture: nil), sequence: 2))
+                #expect(try await withinASecond { try await client.titles("king") == ["Canoe plans", "Warm up"] }, "renamed")
+                try await send(postEvent(.updated, id: id, title: "Canoe plans", status: .draft, sequence: 4))
+                #expect(try await withinASecond { try await client.titles("canoe").isEmpty }, "unpublished")
+                try await send(postEvent(.updated, id: id, title: "Canoe plans", sequence: 5))
+                #expect(try await withinASecond { try await client.titles("canoe") == ["Canoe plans"] }, "published again")
+                try await send(postEvent(.deleted, id: id, title: "Canoe plans", sequence: 6))
+                #expect(try await withinASecond { try await client.titles("canoe").isEmpty }, "deleted")
+            }
+        }
+    }
+
+    /// A reindex builds new tables from the topics beside the live ones and switches: search
+    /// answers throughout, finds the same, and the live consumer goes on into the new tables.
+    @Test func aReindexRebuildsTheIndexWhileSearchGoesOn() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                let first = UUID().uuidString.lowercased()
+                try await service.send(postEvent(.created, id: first, title: "Kayak plans", sequence: 1), with: producer)
+                try await service.send(userEvent(UserSnapshot(userId: "ada", name: "Ada King", profilePicture: nil), sequence: 2), with: producer)
+                #expect(try await eventually { try await client.found("kayak").first?.author.name == "Ada King" })
+                // Rows only the replay can bring back.
+                try await service.database.execute("DELETE FROM authors")
+
+                let searching = Task {
+                    var answers: [Int] = []
+                    while !Task.isCancelled {
+                        answers.append(Int(try await client.search("kayak").status.code))
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                    return answers
+                }
+                let report = try await reindex(service.configuration, logger: testLogger, idleAfter: .seconds(1))
+                searching.cancel()
+                #expect(try await searching.value.allSatisfy { $0 == 200 })
+                #expect(report.events >= 2)
+                #expect(try await client.found("kayak").map(\.author.name) == ["Ada King"])
+                let schemas = try await service.database.query(
+                    "SELECT count(*) AS n FROM pg_namespace WHERE nspname IN ('search_rebuild', 'search_retired')")
+                #expect(try schemas[0].decode("n", as: Int.self) == 0)
+
+                let second = UUID().uuidString.lowercased()
+                try await service.send(postEvent(.created, id: second, title: "Canoe plans", sequence: 1), with: producer)
+                #expect(try await eventually { try await client.titles("canoe") == ["Canoe plans"] })
+            }
+        }
+    }
+}
