@@ -21,12 +21,13 @@ func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
 /// The services, each declared the same way: its library (routes, storage, consumers) in
 /// `Services/<Name>`, its thin executable `postly-<name>` in `Services/<Name>/main`, and
 /// its contract tests in `Tests/<Name>Tests`. Services are added here as their issues land.
-let services: [String] = ["Auth", "Posts", "Comments"]
+let services: [String] = ["Auth", "Posts", "Comments", "Images"]
 
 /// What a service uses beyond the scaffold, for its library and its tests.
 let serviceDependencies: [String: [Target.Dependency]] = [
     "Auth": [nio, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")],
     "Posts": [.product(name: "Ink", package: "Ink")],
+    "Images": [.product(name: "NIOCore", package: "swift-nio")],
 ]
 
 /// What a service's tests use beyond its own dependencies (the auth tests make RSA keys for a

@@ -7,10 +7,12 @@ import Prometheus
 struct OperationsRoutes {
     let openAPIDocument: String
     let readinessChecks: [ReadinessCheck]
+    /// What a ready service still wants to say (such as a missing optional setting).
+    let readinessNotes: @Sendable () -> [String]
     let metrics: PrometheusCollectorRegistry
 
     func add(to router: Router<PostlyRequestContext>) {
-        router.get("health/live") { _, _ in HealthStatus(status: "ok", failing: nil) }
+        router.get("health/live") { _, _ in HealthStatus(status: "ok") }
         router.get("health/ready") { _, _ in try await ready() }
         router.get("metrics") { _, _ in
             var buffer = [UInt8]()
@@ -46,13 +48,14 @@ struct OperationsRoutes {
         guard failing.isEmpty else {
             throw APIError.unavailable("Not ready: \(failing.joined(separator: ", ")) unreachable", retryAfterSeconds: 2)
         }
-        return HealthStatus(status: "ok", failing: nil)
+        let notes = readinessNotes()
+        return HealthStatus(status: "ok", notes: notes.isEmpty ? nil : notes)
     }
 }
 
 struct HealthStatus: ResponseEncodable {
     var status: String
-    var failing: [String]?
+    var notes: [String]?
 }
 
 struct TimedOut: Error {}
