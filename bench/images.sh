@@ -68,7 +68,7 @@ report() {  # name wrk-output
 }
 
 rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$service_pid/status"; }
-metric() { curl -fsS "$direct/metrics" | awk -v name="$1" '$1==name{print $2}'; }
+metric() { curl -fsS "$direct/metrics" | awk -v name="$1" '$1==name{printf "%d", $2}'; }
 
 # Wait until the service verifies tokens (it fetches the keys at start), then warm one entry.
 path="/api/images/search?query=mountain%20lake&per_page=$per_page"
