@@ -47,6 +47,16 @@ import TestSupport
         }
     }
 
+    @Test func theMonthlyWindowIsTheCalendarMonthInUTCUnlessTheUpstreamSaysOtherwise() {
+        // 2027-01-31T23:00:00Z
+        let lastHourOfJanuary = Date(timeIntervalSince1970: 1_801_436_400)
+        let budget = UpstreamBudget(hourlyLimit: 10, monthlyLimit: 1, now: lastHourOfJanuary)
+        #expect(budget.reserve(now: lastHourOfJanuary) == nil)
+        #expect(budget.reserve(now: lastHourOfJanuary + 60) == .monthSpent(until: lastHourOfJanuary + 3600))
+        #expect(budget.reserve(now: lastHourOfJanuary + 3600) == nil)
+        #expect(budget.remaining(now: lastHourOfJanuary + 3600) == .init(hour: 9, month: 0))
+    }
+
     @Test func remainingZeroStopsCallsUntilTheReset() async throws {
         let pexels = FakePexels()
         try await ImagesTestService.run(pexels: pexels) { service, client in

@@ -51,9 +51,14 @@ import TestSupport
             #expect(service.metric("images_cache_hits_total") == 1)
             #expect(service.metric("images_cache_misses_total") == 1)
 
+            // Another page or page size is another question.
+            #expect(try await client.search("forest", token: token, extra: "&per_page=12").status == .ok)
+            #expect(try await client.search("forest", token: token, extra: "&page=2").status == .ok)
+            #expect(pexels.callCount == 3)
+
             service.clock.advance(by: 2)
             #expect(try await client.search("forest", token: token).status == .ok)
-            #expect(pexels.callCount == 2)
+            #expect(pexels.callCount == 4)
         }
     }
 
