@@ -54,7 +54,11 @@ let openAPIDocument = #"""
             "type": "object", "required": ["status"],
             "properties": {"status": {"type": "string"}, "notes": {"type": "array", "items": {"type": "string"}}}
           }}}},
-          "503": {"$ref": "#/components/responses/Unavailable"}
+          "503": {
+            "description": "The broker is unreachable",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+          }
         }
       }
     },
