@@ -41,6 +41,9 @@ struct PexelsClient: Sendable {
         } catch CurlError.timeout, CurlError.connectTimeout {
             logger.warning("the image provider did not answer in time")
             return .failed(.timeout)
+        } catch CurlError.responseTooLarge {
+            logger.warning("the image provider answered more than a page of photos can be")
+            return .failed(.malformedAnswer)
         } catch {
             logger.warning("the image provider is unreachable", metadata: ["error": "\(redacted(String(describing: error)))"])
             return .failed(.unreachable)
