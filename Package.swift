@@ -7,6 +7,7 @@ let nio = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
+let base64 = Target.Dependency.product(name: "ExtrasBase64", package: "swift-extras-base64")
 
 /// A module every service uses, under `Shared/<name>`.
 func shared(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
@@ -25,8 +26,11 @@ let services: [String] = ["Auth", "Posts", "Comments", "Images"]
 
 /// What a service uses beyond the scaffold, for its library and its tests.
 let serviceDependencies: [String: [Target.Dependency]] = [
-    "Auth": [nio, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")],
-    "Posts": [.product(name: "Ink", package: "Ink")],
+    "Auth": [
+        nio, base64, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+    ],
+    "Posts": ["PostlyMarkdown"],
     "Images": [.product(name: "NIOCore", package: "swift-nio")],
 ]
 
@@ -55,6 +59,7 @@ let package = Package(
         .library(name: "PostlyPostgres", targets: ["PostlyPostgres"]),
         .library(name: "PostlyKafka", targets: ["PostlyKafka"]),
         .library(name: "PostlyCurl", targets: ["PostlyCurl"]),
+        .library(name: "PostlyMarkdown", targets: ["PostlyMarkdown"]),
         .library(name: "PostlyEvents", targets: ["PostlyEvents"]),
         .library(name: "PostlyService", targets: ["PostlyService"]),
     ] + services.map { .executable(name: "postly-\($0.lowercased())", targets: ["postly-\($0.lowercased())"]) },
@@ -67,21 +72,24 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
     ],
     targets: [
         cLibrary("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),
         cLibrary("CRdKafka", pkgConfig: "rdkafka", apt: "librdkafka-dev"),
         cLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        cLibrary("CCmark", pkgConfig: "libcmark-gfm", apt: "libcmark-gfm-extensions-dev"),
 
         shared("PostlyModels", []),
         shared("PostlyPostgres", ["CLibPQ", log, nio, lifecycle]),
         shared("PostlyKafka", ["CRdKafka", log, nio, lifecycle]),
         shared("PostlyCurl", ["CCurl", log, nio, lifecycle]),
+        shared("PostlyMarkdown", ["CCmark"]),
         shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle]),
         shared("PostlyService", [
             "PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyCurl", "PostlyEvents",
-            hummingbird, log, metrics, lifecycle,
+            hummingbird, log, metrics, lifecycle, base64,
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
@@ -89,14 +97,15 @@ let package = Package(
         // Tests: one target per module, and the harness they share.
         .target(
             name: "TestSupport",
-            dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyService", hummingbird, .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyService", hummingbird, base64, .product(name: "JWTKit", package: "jwt-kit")],
             path: "Tests/TestSupport"),
         .testTarget(name: "PostlyModelsTests", dependencies: ["PostlyModels", "TestSupport"]),
         .testTarget(name: "PostlyPostgresTests", dependencies: ["PostlyPostgres", "TestSupport"]),
         .testTarget(name: "PostlyKafkaTests", dependencies: ["PostlyKafka", "TestSupport"]),
         .testTarget(name: "PostlyCurlTests", dependencies: ["PostlyCurl", "TestSupport", hummingbird]),
+        .testTarget(name: "PostlyMarkdownTests", dependencies: ["PostlyMarkdown"]),
         .testTarget(name: "PostlyEventsTests", dependencies: ["PostlyEvents", "TestSupport"]),
-        .testTarget(name: "PostlyServiceTests", dependencies: ["PostlyService", "TestSupport", hummingbirdTesting]),
+        .testTarget(name: "PostlyServiceTests", dependencies: ["PostlyService", "TestSupport", hummingbirdTesting, base64]),
     ] + services.flatMap(serviceTargets)
 )
 

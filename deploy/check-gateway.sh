@@ -30,7 +30,9 @@ done
 cat >"$run/fake.py" <<'PY'
 # A fake service per NAME=PORT argument: answers {"service", "method", "path",
 # "requestId", "bodyBytes"} and sends an X-Request-ID of its own (the gateway must hide it).
-# /.../fail-503 answers the service's own 503; .../stream sends server-sent events slowly.
+# /.../fail-503 answers the service's own 503; .../stream sends server-sent events slowly;
+# .../close-connection closes the connection without answering; .../slow-answer answers
+# after 4 s.
 import json, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -54,6 +56,11 @@ def handler_for(name):
                 self.wfile.write(b"event: notification\ndata: {\"n\":2}\n\n"); self.wfile.flush()
                 self.close_connection = True
                 return
+            if self.path.endswith("/close-connection"):
+                self.close_connection = True
+                return
+            if self.path.endswith("/slow-answer"):
+                time.sleep(4)
             status = 503 if "fail-503" in self.path else 200
             body = json.dumps({"service": name, "method": self.command, "path": self.path,
                                "requestId": self.headers.get("X-Request-ID"),
@@ -62,8 +69,11 @@ def handler_for(name):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("X-Request-ID", "set-by-the-service")
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.end_headers()
+                self.wfile.write(body)
+            except BrokenPipeError:
+                pass  # the gateway gave up on a slow answer
         do_GET = do_POST = do_PUT = do_DELETE = answer
     return Handler
 
@@ -79,6 +89,14 @@ fake_pid=$!
 for spec in "${fakes[@]}"; do wait_port "${spec#*=}" 10 || { echo "fake ${spec%=*} did not start" >&2; exit 1; }; done
 
 gateway_config "$run/nginx" "$gateway_port"
+# The same postly.conf with short timeouts, so that a slow service and a slow client take
+# seconds to check, and one route that fails inside nginx itself.
+sed -e 's/proxy_read_timeout 60s;/proxy_read_timeout 2s;/' -e 's/client_body_timeout 30s;/client_body_timeout 1s;/' \
+  "$postly_root/deploy/nginx/postly.conf" >"$run/postly.conf"
+grep -q 'proxy_read_timeout 2s;' "$run/postly.conf" && grep -q 'client_body_timeout 1s;' "$run/postly.conf" \
+  || { echo "postly.conf's timeouts are not where check-gateway.sh shortens them" >&2; exit 1; }
+sed -i "s#include $postly_root/deploy/nginx/postly.conf;#include $run/postly.conf;#" "$run/nginx/nginx.conf"
+echo 'location = /check/internal-error { set $postly_service gateway; return 500; }' >>"$run/nginx/postly-upstreams.conf"
 gateway_nginx "$run/nginx" -t -q
 gateway_start "$run/nginx" "$gateway_port" "$run/gateway.log"
 base="http://127.0.0.1:$gateway_port"
@@ -94,6 +112,7 @@ fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 declare -A body
 request() {
   local method=$1 path=$2 key value; shift 2
+  : >"$run/b"; : >"$run/h"  # curl leaves them as they were when nothing arrives
   status=$(curl -s -o "$run/b" -D "$run/h" -w '%{http_code}' -X "$method" "$@" "$base$path") || status=000
   body=()
   while IFS=$'\t' read -r key value; do body[$key]=$value; done < <("$python" -c '
@@ -104,7 +123,7 @@ try:
 except Exception:
     pass' "$run/b")
 }
-header() { grep -i "^$1:" "$run/h" | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ //'; }
+header() { { grep -i "^$1:" "$run/h" || true; } | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ //'; }
 header_count() { grep -ci "^$1:" "$run/h" || true; }
 json() { echo "${body[$1]:-}"; }
 
@@ -198,6 +217,25 @@ for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /me
   request GET "$path"
   expect_problem 404 not_found "GET $path"
 done
+
+# nginx's own errors, each a problem document with the request id.
+request GET /api/posts/close-connection -H 'X-Request-ID: dropped-1'
+expect_problem 503 service_unavailable "a service that drops the connection (nginx's 502)"
+request GET /api/posts/slow-answer
+expect_problem 503 service_unavailable "a service that does not answer in time (nginx's 504)"
+long=$(head -c 9000 /dev/zero | tr '\0' a)
+request GET "/api/posts/$long"
+expect_problem 414 uri_too_long "a 9 KiB URI"
+request GET /api/posts -H "X-Long: $long"
+expect_problem 431 headers_too_large "a 9 KiB header (nginx's 494)"
+request GET /api/posts -H 'Host: bad/host'
+expect_problem 400 bad_request "an invalid Host header"
+# A body that stops arriving: nginx logs 408 and closes the connection without a page.
+request POST /api/posts -H 'Content-Type: application/json' -H 'Content-Length: 100' --data-binary '{"title"' --max-time 10
+if [ "$status" = 000 ] && [ ! -s "$run/b" ]; then pass
+else fail "a body that stops arriving: wanted the connection closed without a page, got $status $(head -c 200 "$run/b")"; fi
+request GET /check/internal-error -H 'X-Request-ID: broken-1'
+expect_problem 500 internal_error "a failure inside the gateway"
 
 request GET /health/live
 if [ "$status" = 200 ] && [ -n "$(header X-Request-ID)" ]; then pass; else fail "gateway /health/live: $status"; fi

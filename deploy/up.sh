@@ -81,6 +81,8 @@ for name in "${services[@]}"; do
       POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
       POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
       AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}"
+    # Posts stored by an earlier renderer are rendered again first (unchanged ones are left alone).
+    if [ "$name" = posts ]; then "$bin_dir/postly-posts" rerender >>"$logs/$name.log" 2>&1 || true; fi
     exec "$bin_dir/postly-$name" >>"$logs/$name.log" 2>&1
   ) &
   echo $! >"$run/$name.pid"

@@ -23,7 +23,7 @@ public struct AuthConfiguration: Sendable {
         func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         func number(_ key: String, _ fallback: Int) -> Int { value(key).flatMap { Int($0) } ?? fallback }
         service = ServiceConfiguration(name: "auth", defaultPort: 8081, environment: environment)
-        bcryptCost = min(max(number("BCRYPT_COST", 12), BCrypt.costRange.lowerBound), BCrypt.costRange.upperBound)
+        bcryptCost = min(max(number("BCRYPT_COST", 12), PasswordHasher.costRange.lowerBound), PasswordHasher.costRange.upperBound)
         accessTokenLifetime = TimeInterval(number("ACCESS_TOKEN_TTL_SECONDS", 7 * 86_400))
         refreshTokenLifetime = TimeInterval(number("REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400))
         loginLimits = LoginRateLimiter.Limits(

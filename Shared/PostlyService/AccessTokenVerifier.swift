@@ -2,7 +2,6 @@ import Foundation
 import JWTKit
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// Verifies access tokens with the auth service's public keys (its JWKS), which it fetches
 /// at start, refreshes periodically, and refetches when a token names a key it does not
@@ -30,35 +29,31 @@ public final class AccessTokenVerifier: Service, Sendable {
 
     static let acceptedAlgorithms: Set<String> = ["EdDSA", "ES256"]
 
-    struct KeySet: Sendable {
-        var keys = JWTKeyCollection()
-        var keyIds: Set<String> = []
-        var lastFetch: ContinuousClock.Instant?
-    }
-
     private let configuration: Configuration
-    private let fetchJWKS: JWKSSource
+    private let keySet: JWKSCache
     private let denyList: SessionDenyList
     private let logger: Logger
-    private let keySet = Mutex(KeySet())
 
     public init(configuration: Configuration, denyList: SessionDenyList, logger: Logger, fetchJWKS: @escaping JWKSSource) {
         self.configuration = configuration
         self.denyList = denyList
         self.logger = logger
-        self.fetchJWKS = fetchJWKS
+        self.keySet = JWKSCache(lifetime: nil, unknownKeyRefetchInterval: configuration.unknownKeyRefetchInterval) {
+            try JSONDecoder().decode(JWKS.self, from: Data(try await fetchJWKS().utf8)).keys
+        }
     }
 
-    /// The caller behind `token`, or `APIError.unauthorized`.
+    /// The caller behind `token`; `APIError.unauthorized`, or `APIError.unavailable` when
+    /// the auth service's keys cannot be fetched to check it.
     public func verify(_ token: String) async throws -> Identity {
-        let header = try Self.header(of: token)
-        guard let kid = header.kid, Self.acceptedAlgorithms.contains(header.alg) else {
+        guard let header = JWTHeader(of: token), let kid = header.kid, Self.acceptedAlgorithms.contains(header.alg) else {
             throw APIError.unauthorized("Invalid access token")
         }
-        var keys = keySet.withLock { $0.keyIds.contains(kid) ? $0.keys : nil }
-        if keys == nil {
-            await refreshForUnknownKey()
-            keys = keySet.withLock { $0.keyIds.contains(kid) ? $0.keys : nil }
+        let keys: JWTKeyCollection?
+        do {
+            keys = try await keySet.keys(for: kid)
+        } catch {
+            throw APIError.unavailable("The auth service's keys are unavailable")
         }
         guard let keys else { throw APIError.unauthorized("Invalid access token") }
         let claims: AccessTokenClaims
@@ -74,14 +69,7 @@ public final class AccessTokenVerifier: Service, Sendable {
 
     /// Fetches the key set now; throws when the source is unreachable or the set is invalid.
     public func refresh() async throws {
-        let json = try await fetchJWKS()
-        let jwks = try JSONDecoder().decode(JWKS.self, from: Data(json.utf8))
-        let keys = JWTKeyCollection()
-        try await keys.add(jwks: jwks)
-        let keyIds = Set(jwks.keys.compactMap { $0.keyIdentifier?.string })
-        keySet.withLock {
-            $0 = KeySet(keys: keys, keyIds: keyIds, lastFetch: .now)
-        }
+        try await keySet.refreshOrThrow()
     }
 
     /// Periodic refresh until graceful shutdown; a failed fetch keeps the keys it had.
@@ -92,50 +80,14 @@ public final class AccessTokenVerifier: Service, Sendable {
             } catch {
                 logger.warning("could not refresh the auth service's keys", metadata: ["error": "\(error)"])
             }
-            let hasKeys = keySet.withLock { !$0.keyIds.isEmpty }
             // Retry soon while no key is known, e.g. while the auth service is starting.
-            try? await gracefulShutdownAware(sleep: hasKeys ? configuration.refreshInterval : .seconds(2))
+            try? await gracefulShutdownAware(sleep: keySet.hasKeys ? configuration.refreshInterval : .seconds(2))
         }
-    }
-
-    private func refreshForUnknownKey() async {
-        let due = keySet.withLock { set -> Bool in
-            if let last = set.lastFetch, last.duration(to: .now) < configuration.unknownKeyRefetchInterval { return false }
-            set.lastFetch = .now
-            return true
-        }
-        guard due else { return }
-        do {
-            try await refresh()
-        } catch {
-            logger.warning("could not refetch the auth service's keys", metadata: ["error": "\(error)"])
-        }
-    }
-
-    struct Header: Decodable {
-        var alg: String
-        var kid: String?
-    }
-
-    static func header(of token: String) throws -> Header {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Data(base64URLEncoded: parts[0]),
-            let header = try? JSONDecoder().decode(Header.self, from: data)
-        else { throw APIError.unauthorized("Invalid access token") }
-        return header
     }
 }
 
 func gracefulShutdownAware(sleep duration: Duration) async throws {
     try await cancelWhenGracefulShutdown {
         try await Task.sleep(for: duration)
-    }
-}
-
-extension Data {
-    init?(base64URLEncoded text: Substring) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
     }
 }

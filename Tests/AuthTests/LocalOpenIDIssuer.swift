@@ -1,4 +1,5 @@
 import CryptoExtras
+import ExtrasBase64
 import Foundation
 import Hummingbird
 import JWTKit
@@ -50,8 +51,7 @@ struct LocalOpenIDIssuer: Sendable {
     }
 
     static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        String(base64Encoding: data, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
     /// Runs the issuer for the duration of `body`.

@@ -1,5 +1,6 @@
 import AuthService
 import Crypto
+import ExtrasBase64
 import Foundation
 import JWTKit
 import PostlyService
@@ -8,8 +9,7 @@ import Testing
 /// Tokens that must never pass `/api/auth/check`.
 @Suite struct TokenAttackTests {
     static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        String(base64Encoding: Array(data), options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
     static func base64URL(json: [String: Any]) -> String {

@@ -107,7 +107,7 @@ import TestSupport
                 uri: "/api/posts/\(postId)/comments", method: .post,
                 headers: [.authorization: "Bearer \(user.token)", .contentType: "application/json"],
                 body: ByteBuffer(string: "{\"content\": 5}")) { $0 }
-            #expect(numberContent.status == .badRequest)
+            #expect(numberContent.status == .unprocessableContent)
             #expect(try await service.commentCount(postId: postId) == 0)
             #expect(try await service.outboxEvents().isEmpty)
         }

@@ -1,3 +1,4 @@
+import ExtrasBase64
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -26,8 +27,7 @@ import TestSupport
     }
 
     static func base64URL(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        String(base64Encoding: Array(text.utf8), options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
     @Test func validTokenIdentifiesTheCaller() async throws {
@@ -155,5 +155,53 @@ import TestSupport
             await #expect(throws: APIError.self) { try await verifier.verify(stranger.token()) }
         }
         #expect(fetches.withLock { $0 } == 1)
+    }
+
+    @Test func concurrentRequestsWithAnUnknownKidWaitForTheOneFetchInFlight() async throws {
+        let issuer = try await TestTokenIssuer()
+        let fetches = Mutex(0)
+        let verifier = AccessTokenVerifier(
+            configuration: .init(unknownKeyRefetchInterval: .zero), denyList: SessionDenyList(), logger: Logger(label: "test")
+        ) {
+            fetches.withLock { $0 += 1 }
+            try await Task.sleep(for: .milliseconds(300))
+            return issuer.jwks
+        }
+        let token = try await issuer.token()
+        let verified = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await verifier.verify(token).userId } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(verified.count == 20)
+        #expect(fetches.withLock { $0 } == 1)
+    }
+
+    @Test func keysThatCannotBeFetchedAnswer503Not401() async throws {
+        struct Unreachable: Error {}
+        let app = try await TestApplication(fetchJWKS: { throw Unreachable() })
+        let token = try await app.issuer.token()
+        try await app.test { client in
+            try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] != nil)
+                #expect(response.problem?.code == "unavailable")
+            }
+        }
+    }
+
+    @Test func anUnknownKidWhileTheKeysCannotBeFetchedIs503UntilTheyCanBe() async throws {
+        let issuer = try await TestTokenIssuer()
+        let reachable = Mutex(false)
+        let verifier = AccessTokenVerifier(
+            configuration: .init(unknownKeyRefetchInterval: .zero), denyList: SessionDenyList(), logger: Logger(label: "test")
+        ) {
+            struct Unreachable: Error {}
+            guard reachable.withLock({ $0 }) else { throw Unreachable() }
+            return issuer.jwks
+        }
+        let token = try await issuer.token()
+        await #expect { try await verifier.verify(token) } throws: { ($0 as? APIError)?.status == .serviceUnavailable }
+        reachable.withLock { $0 = true }
+        #expect(try await verifier.verify(token).userId.isEmpty == false)
     }
 }

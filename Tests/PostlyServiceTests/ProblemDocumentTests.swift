@@ -23,10 +23,10 @@ import Testing
         }
     }
 
-    @Test func missingKeyAnswers400NamingIt() async throws {
+    @Test func missingKeyAnswers422NamingIt() async throws {
         try await TestApplication().test { client in
             try await client.execute(uri: "/api/notes", method: .post, headers: json, body: ByteBuffer(string: "{\"name\": \"x\"}")) { response in
-                #expect(response.status == .badRequest)
+                #expect(response.status == .unprocessableContent)
                 #expect(response.problem?.detail.contains("title") == true)
             }
         }

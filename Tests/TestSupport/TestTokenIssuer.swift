@@ -1,3 +1,4 @@
+import ExtrasBase64
 import Foundation
 import JWTKit
 import PostlyService
@@ -20,9 +21,7 @@ public struct TestTokenIssuer: Sendable {
 
     /// The public key set as `/api/auth/jwks` serves it.
     public var jwks: String {
-        let x = privateKey.publicKey.rawRepresentation.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let x = String(base64Encoding: privateKey.publicKey.rawRepresentation, options: [.base64UrlAlphabet, .omitPaddingCharacter])
         let jwk = JWK.octetKeyPair(.eddsa, identifier: JWKIdentifier(string: keyId), x: x, y: nil, curve: .ed25519)
         let data = try! JSONEncoder().encode(JWKS(keys: [jwk]))
         return String(decoding: data, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Crypto
+import ExtrasBase64
 import Foundation
 import JWTKit
 import PostlyService
@@ -42,7 +43,7 @@ public final class AccessTokenSigner: Sendable {
             published.append(
                 JWK.octetKeyPair(
                     .eddsa, identifier: JWKIdentifier(string: key.kid),
-                    x: privateKey.publicKey.rawRepresentation.base64URLEncodedString(), y: nil, curve: .ed25519))
+                    x: String(base64Encoding: privateKey.publicKey.rawRepresentation, options: [.base64UrlAlphabet, .omitPaddingCharacter]), y: nil, curve: .ed25519))
         }
         let jwks = String(decoding: try JSONEncoder().encode(JWKS(keys: published)), as: UTF8.self)
         keys.withLock { $0 = Keys(collection: collection, currentKid: current.kid, jwks: jwks) }
@@ -67,13 +68,5 @@ public final class AccessTokenSigner: Sendable {
         let claims = AccessTokenClaims(userId: userId, sessionId: sessionId, name: name, issuer: issuer, issuedAt: now, expiresAt: expiresAt)
         let token = try await keys.collection.sign(claims, kid: JWKIdentifier(string: keys.currentKid))
         return (token, expiresAt)
-    }
-}
-
-extension Data {
-    /// Base64url without padding (RFC 7515).
-    func base64URLEncodedString() -> String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

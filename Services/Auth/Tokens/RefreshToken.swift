@@ -1,4 +1,5 @@
 import Crypto
+import ExtrasBase64
 import Foundation
 
 /// Opaque refresh tokens: 32 random bytes, base64url. Only their SHA-256 is stored; with
@@ -7,7 +8,7 @@ enum RefreshToken {
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64URLEncodedString()
+        return String(base64Encoding: bytes, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
     static func hash(_ token: String) -> [UInt8] {

@@ -1,0 +1,62 @@
+import Logging
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+
+/// Renders every post's Markdown again with the current renderer (cmark-gfm replaced Ink
+/// and a hand-written sanitizer, which broke posts after raw HTML) and stores the result
+/// where it differs, with a `post.updated` for each such post so that projections of the
+/// excerpt follow. Posts that render the same are left alone, so running it again changes
+/// nothing: the local runner runs it before each start of the service. The events wait in
+/// the outbox for the service's relay.
+///
+/// Neither `version` nor `updatedAt` changes: the author changed nothing.
+struct ContentRerender {
+    let database: Database
+
+    /// How many posts changed.
+    func run() async throws -> Int {
+        var changed = 0
+        var after = ""
+        while true {
+            // Batches in id order, each its own transaction, so a large table never holds one long lock.
+            let (last, changedInBatch) = try await database.transaction { connection -> (String?, Int) in
+                let rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: PostgresPostRepository.columns) \(unescaped: PostgresPostRepository.from)
+                    WHERE p.id > \(after) ORDER BY p.id LIMIT 100 FOR UPDATE OF p
+                    """)
+                var changedInBatch = 0
+                for var record in try rows.map(PostRecord.init) {
+                    let rendering = PostRendering(markdown: record.content)
+                    guard rendering.html != record.contentHtml || rendering.excerpt != record.excerpt else { continue }
+                    try await connection.execute(
+                        """
+                        UPDATE posts SET content_html = \(rendering.html), excerpt = \(rendering.excerpt),
+                            event_sequence = event_sequence + 1
+                        WHERE id = \(record.id)
+                        """)
+                    record.contentHtml = rendering.html
+                    record.excerpt = rendering.excerpt
+                    record.eventSequence += 1
+                    try await Outbox.add(record.event(.postUpdated(record.snapshot()), actorId: nil), in: connection)
+                    changedInBatch += 1
+                }
+                return (try rows.last?.decode("id", as: String.self), changedInBatch)
+            }
+            changed += changedInBatch
+            guard let last else { return changed }
+            after = last
+        }
+    }
+}
+
+/// `postly-posts rerender`: `ContentRerender` on the service's database. Its events wait in
+/// the outbox for the service's relay. How many posts changed.
+public func rerenderPosts(_ configuration: PostsConfiguration, logger: Logger) async throws -> Int {
+    let database = Database(configuration: configuration.service.postgres, logger: logger)
+    try await Migrations(schema).apply(to: database)
+    let count = try await ContentRerender(database: database).run()
+    await database.close()
+    return count
+}

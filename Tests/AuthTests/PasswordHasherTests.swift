@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+@testable import AuthService
+
+@Suite struct PasswordHasherTests {
+    /// Hashes stored before HummingbirdBcrypt: made by the Swift bcrypt this project used to
+    /// carry (cost 12) and by libxcrypt's `crypt()` (Python's `crypt` module). They must keep
+    /// verifying.
+    static let storedHashes: [(password: String, hash: String)] = [
+        ("correct horse battery staple", "$2b$12$TJDe7xXAifXc/Um4.SwKZ.vWLjtw8LUnCUdNHeytf2YFNelNZv1cO"),
+        ("pässwörd ✓ 123", "$2b$12$ldu1uqSRz6S1xL0zVsV9Q.vRm5t0DML3HBzWS/h6iNUIFOqgu4wau"),
+        ("correct horse battery staple", "$2b$12$abcdefghijklmnopqrstuu0sDWleciW5uGBGYwxpcgAsh9WK4bWNy"),
+        ("password", "$2b$04$Ti2a7puIu4VnLmM.JZD/mOBEeKTdOjyPkR/jI/OKE5HbTnw/B4/va"),
+        ("", "$2b$04$mtWJWJsXRES6QJGBZnER6ujQXh9NxV8pnNw8mNGPYsEBT1BgcWaWK"),
+        ("U*U", "$2b$04$BIsa1Z8yVlZnQB1wm.UKcOpnAEn02hG3Za6egbQb8pOH1B6xD7Zt6"),
+        ("correct horse battery staple \u{e9}", "$2b$04$8.A6yv0idymArZu7pABO..d62cXQFUTFm.rmHDejsMtkYT/y.wzX2"),
+        (String(repeating: "a", count: 80), "$2b$04$6ltYli3IcKmXsU.6WEvbyu3o1jz0ay/eBupklgIUZtLb0FzqnE1im"),
+    ]
+
+    @Test func hashesStoredByTheOldCodeAndByLibxcryptStillVerify() async throws {
+        let hasher = PasswordHasher(cost: 4)
+        for stored in Self.storedHashes {
+            #expect(try await hasher.verify(stored.password, against: stored.hash), "\(stored.hash)")
+            #expect(try await !hasher.verify("x" + stored.password, against: stored.hash), "\(stored.hash)")
+        }
+    }
+
+    @Test func newHashesAreSaltedTwoBAtTheConfiguredCost() async throws {
+        let hasher = PasswordHasher(cost: 5)
+        let first = try await hasher.hash("s3cret pass")
+        let second = try await hasher.hash("s3cret pass")
+        #expect(first != second)
+        #expect(first.hasPrefix("$2b$05$"))
+        #expect(first.count == 60)
+        #expect(try await hasher.verify("s3cret pass", against: first))
+        #expect(try await !hasher.verify("s3cret pasS", against: first))
+    }
+
+    @Test func onlyTheFirst72BytesCount() async throws {
+        let hasher = PasswordHasher(cost: 4)
+        let hash = try await hasher.hash(String(repeating: "a", count: 72) + "b")
+        #expect(try await hasher.verify(String(repeating: "a", count: 72) + "c", against: hash))
+        #expect(try await !hasher.verify(String(repeating: "a", count: 71), against: hash))
+    }
+
+    @Test func anUnknownAccountOrAMalformedHashNeverMatches() async throws {
+        let hasher = PasswordHasher(cost: 4)
+        #expect(try await !hasher.verify("x", against: nil))
+        #expect(try await !hasher.verify("x", against: "$2b$04$short"))
+        #expect(try await !hasher.verify("x", against: "$1$" + String(repeating: "a", count: 57)))
+    }
+
+    /// Not an assertion: how many cost-12 checks (one login each) a core does, for the README.
+    @Test func timesOneLoginAtCost12() async throws {
+        let hasher = PasswordHasher(cost: 12)
+        let clock = ContinuousClock()
+        let rounds = 2
+        let elapsed = try await clock.measure {
+            for _ in 0..<rounds { _ = try await hasher.verify("correct horse battery staple", against: Self.storedHashes[0].hash) }
+        }
+        let perCheck = elapsed / rounds
+        let seconds = Double(perCheck.components.seconds) + Double(perCheck.components.attoseconds) / 1e18
+        print("HummingbirdBcrypt cost 12: \(perCheck) per login, \(String(format: "%.1f", 1 / seconds)) logins per second per core")
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import PostlyModels
+@testable import PostsService
+import Testing
+import TestSupport
+
+/// Posts stored by the earlier renderer are rendered again once, with an event only for the
+/// posts whose result changed.
+@Suite struct ContentRerenderTests {
+    @Test func postsRenderedBeforeAreRenderedAgainWithAnEventOnlyWhenTheyChange() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user("Ada Lovelace")
+            let broken = try await api.create("Broken", content: "Intro paragraph.\n\n<script>alert(1)</script>\n\nOutro **bold**.", as: ada)
+            let fine = try await api.create("Fine", content: "Just *words*.", as: ada)
+            // What the earlier renderer stored for the first post: nothing after the raw HTML.
+            try await api.database.execute(
+                "UPDATE posts SET content_html = '<p>Intro paragraph.</p>', excerpt = 'Intro paragraph.' WHERE id = \(broken.id)")
+            let eventsBefore = try await Self.outboxEvents(api)
+
+            #expect(try await ContentRerender(database: api.database).run() == 1)
+
+            let repaired = try await api.request(.get, "/api/posts/\(broken.id)").post()
+            #expect(repaired.contentHtml.hasSuffix("<p>Outro <strong>bold</strong>.</p>\n"))
+            #expect(repaired.excerpt == "Intro paragraph. Outro bold.")
+            #expect(repaired.version == broken.version && repaired.updatedAt == broken.updatedAt)
+            let untouched = try await api.request(.get, "/api/posts/\(fine.id)").post()
+            #expect(untouched.contentHtml == fine.contentHtml)
+
+            let newEvents = try await Self.outboxEvents(api).dropFirst(eventsBefore.count)
+            #expect(newEvents.map(\.type) == [.postUpdated])
+            #expect(newEvents.first?.key == broken.id)
+            #expect(newEvents.first?.sequence == 2)
+            guard case .postUpdated(let snapshot)? = newEvents.first?.data else { Issue.record("not a post.updated"); return }
+            #expect(snapshot.excerpt == "Intro paragraph. Outro bold.")
+
+            // Once: a second run finds nothing to change.
+            #expect(try await ContentRerender(database: api.database).run() == 0)
+            #expect(try await Self.outboxEvents(api).count == eventsBefore.count + 1)
+        }
+    }
+
+    static func outboxEvents(_ api: PostsClient) async throws -> [Event] {
+        try await api.database.query("SELECT payload FROM outbox ORDER BY id").map {
+            try PostlyJSON.decoder().decode(Event.self, from: Data(try $0.decode("payload", as: [UInt8].self)))
+        }
+    }
+}
