@@ -97,7 +97,7 @@ let package = Package(
         // Tests: one target per module, and the harness they share.
         .target(
             name: "TestSupport",
-            dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyService", hummingbird, base64, .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyService", hummingbird, hummingbirdTesting, base64, .product(name: "JWTKit", package: "jwt-kit")],
             path: "Tests/TestSupport"),
         .testTarget(name: "PostlyModelsTests", dependencies: ["PostlyModels", "TestSupport"]),
         .testTarget(name: "PostlyPostgresTests", dependencies: ["PostlyPostgres", "TestSupport"]),

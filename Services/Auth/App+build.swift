@@ -11,6 +11,7 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
     let kafka = configuration.service.kafka
     let database = Database(configuration: configuration.service.postgres, logger: logger)
     let producer = try KafkaProducer(configuration: kafka, logger: logger)
+    let writes = WriteUnit(database: database, producer: "auth", logger: logger)
     let signer = AccessTokenSigner(
         repository: PostgresSigningKeyRepository(database: database), issuer: configuration.service.issuer,
         lifetime: configuration.accessTokenLifetime)
@@ -22,6 +23,7 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
     let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
     AuthController(
         accounts: PostgresAccountRepository(database: database),
+        writes: writes,
         signer: signer,
         passwords: PasswordHasher(cost: configuration.bcryptCost),
         rateLimiter: LoginRateLimiter(limits: configuration.loginLimits),
@@ -33,6 +35,6 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
 
     return Application(
         router: router, configuration: scaffold.applicationConfiguration,
-        services: scaffold.services + [database, producer, OutboxRelay(database: database, publisher: producer, logger: logger)],
+        services: scaffold.services + [database, producer, writes, OutboxRelay(database: database, publisher: producer, logger: logger)],
         logger: logger)
 }

@@ -19,21 +19,18 @@ public struct AuthConfiguration: Sendable {
     /// `GOOGLE_ISSUER`, `GOOGLE_JWKS_URL`, `GOOGLE_CLIENT_IDS` (comma separated).
     public var google: GoogleIDTokenVerifier.Configuration
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
-        func number(_ key: String, _ fallback: Int) -> Int { value(key).flatMap { Int($0) } ?? fallback }
+    public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "auth", defaultPort: 8081, environment: environment)
-        bcryptCost = min(max(number("BCRYPT_COST", 12), PasswordHasher.costRange.lowerBound), PasswordHasher.costRange.upperBound)
-        accessTokenLifetime = TimeInterval(number("ACCESS_TOKEN_TTL_SECONDS", 7 * 86_400))
-        refreshTokenLifetime = TimeInterval(number("REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400))
+        bcryptCost = environment.integer("BCRYPT_COST", default: 12, in: PasswordHasher.costRange)
+        accessTokenLifetime = TimeInterval(environment.integer("ACCESS_TOKEN_TTL_SECONDS", default: 7 * 86_400, in: 1...Int.max))
+        refreshTokenLifetime = TimeInterval(environment.integer("REFRESH_TOKEN_TTL_SECONDS", default: 30 * 86_400, in: 1...Int.max))
         loginLimits = LoginRateLimiter.Limits(
-            failuresPerEmail: number("LOGIN_FAILURES_PER_EMAIL", 10),
-            failuresPerClient: number("LOGIN_FAILURES_PER_CLIENT", 30),
-            window: .seconds(number("LOGIN_FAILURE_WINDOW_SECONDS", 60)))
+            failuresPerEmail: environment.integer("LOGIN_FAILURES_PER_EMAIL", default: 10),
+            failuresPerClient: environment.integer("LOGIN_FAILURES_PER_CLIENT", default: 30),
+            window: .seconds(environment.integer("LOGIN_FAILURE_WINDOW_SECONDS", default: 60)))
         google = GoogleIDTokenVerifier.Configuration(
-            issuer: value("GOOGLE_ISSUER") ?? "https://accounts.google.com",
-            jwksURL: value("GOOGLE_JWKS_URL") ?? "https://www.googleapis.com/oauth2/v3/certs",
-            clientIds: (value("GOOGLE_CLIENT_IDS") ?? "").split(separator: ",")
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            issuer: environment.string("GOOGLE_ISSUER", default: "https://accounts.google.com"),
+            jwksURL: environment.string("GOOGLE_JWKS_URL", default: "https://www.googleapis.com/oauth2/v3/certs"),
+            clientIds: environment.list("GOOGLE_CLIENT_IDS"))
     }
 }

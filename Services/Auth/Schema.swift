@@ -19,7 +19,8 @@ let schema: [Migration] = [
                 profile_picture text,
                 created_at timestamptz NOT NULL DEFAULT now(),
                 last_login timestamptz,
-                -- The sequence of the user's last event on postly.users (user.*, session.revoked).
+                -- The sequence of the user's last event on postly.users (user.*, session.revoked);
+                -- in the write unit's event_sequences since version 4.
                 event_sequence bigint NOT NULL DEFAULT 0
             );
             CREATE TABLE sessions (
@@ -48,5 +49,13 @@ let schema: [Migration] = [
                 -- No longer used to sign; published until tokens signed with it have expired.
                 retired_at timestamptz
             );
+            """),
+    WriteUnit.migration(version: 3),
+    Migration(
+        version: 4, name: "events through the write unit",
+        sql: """
+            INSERT INTO event_sequences (topic, key, sequence)
+            SELECT 'postly.users', id, event_sequence FROM users WHERE event_sequence > 0;
+            ALTER TABLE users DROP COLUMN event_sequence;
             """),
 ]

@@ -11,12 +11,11 @@ public struct CommentsConfiguration: Sendable {
     /// `POSTS_TIMEOUT_MS` (default 1000): how long that question may take in all.
     public var postsTimeout: Duration
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
+    public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "comments", defaultPort: 8083, environment: environment)
-        var postsURL = value("POSTS_URL") ?? "http://127.0.0.1:8082"
+        var postsURL = environment.string("POSTS_URL", default: "http://127.0.0.1:8082")
         while postsURL.hasSuffix("/") { postsURL.removeLast() }
         self.postsURL = postsURL
-        postsTimeout = .milliseconds(value("POSTS_TIMEOUT_MS").flatMap { Int($0) }.map { max(50, $0) } ?? 1000)
+        postsTimeout = environment.milliseconds("POSTS_TIMEOUT_MS", default: 1000, minimum: 50)
     }
 }

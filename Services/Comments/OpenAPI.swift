@@ -47,6 +47,7 @@ let openAPIDocument = #"""
           "404": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},
           "415": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Unavailable"}
         }

@@ -16,7 +16,7 @@ struct PostLookup: Sendable {
             // answered here carries no event sequence to order it with them.
             known = try await postsService.post(id: id, authorization: authorization)
         }
-        guard let known, known.isVisible(to: identity?.userId) else { throw APIError.notFound("Post not found") }
+        guard let known, known.isVisible(to: identity?.userId) else { throw CommentError.postNotFound }
         return known
     }
 }

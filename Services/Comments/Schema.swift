@@ -1,7 +1,8 @@
 import PostlyEvents
 import PostlyPostgres
 
-/// The comments service's tables: the outbox (version 1), then its own.
+/// The comments service's tables: the outbox (version 1), then its own, the write unit's
+/// (3) and the shared users projection (4).
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -17,12 +18,7 @@ let schema = Migrations([
                 deleted boolean NOT NULL DEFAULT false,
                 sequence bigint NOT NULL
             );
-            -- Names and pictures of users, from user.registered/updated.
-            CREATE TABLE users (
-                user_id text PRIMARY KEY,
-                name text NOT NULL,
-                profile_picture text
-            );
+            -- (Version 2 created the users projection's table here; version 4 does now.)
             CREATE TABLE comments (
                 position bigserial UNIQUE,
                 id text PRIMARY KEY,
@@ -51,5 +47,16 @@ let schema = Migrations([
                 created_at timestamptz NOT NULL DEFAULT now(),
                 PRIMARY KEY (user_id, key)
             );
+            """),
+    WriteUnit.migration(version: 3),
+    UsersProjection.migration(version: 4),
+    Migration(
+        version: 5, name: "events through the write unit",
+        sql: """
+            INSERT INTO event_sequences (topic, key, sequence)
+            SELECT 'postly.comments', post_id, sequence FROM comment_event_sequences;
+            DROP TABLE comment_event_sequences;
+            -- Keys of the old design simply expire.
+            DROP TABLE idempotency_keys;
             """),
 ])

@@ -9,11 +9,11 @@ import PostlyService
 ///
 /// - Parameters:
 ///   - fetchJWKS: replaces fetching the auth service's keys (tests hand over a test key set).
-///   - now: the wall clock of the cache's freshness and the budget's windows (tests move it).
+///   - clock: the wall clock of the cache's freshness and the budget's windows (tests move it).
 ///   - metricsFactory: where the service's metrics go (tests read their own registry).
 public func buildApplication(
     _ configuration: ImagesConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil,
-    now: @escaping @Sendable () -> Date = { Date() }, metricsFactory: (any MetricsFactory)? = nil
+    clock now: @escaping @Sendable () -> Date = { Date() }, metricsFactory: (any MetricsFactory)? = nil
 ) async throws -> some ApplicationProtocol {
     let scaffold = ServiceScaffold(name: "images", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
     await scaffold.prepareTopics()

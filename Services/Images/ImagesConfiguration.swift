@@ -25,21 +25,20 @@ public struct ImagesConfiguration: Sendable {
     public var cacheMaxEntries: Int
     public var cacheMaxBytes: Int
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
-        func positive(_ key: String, _ fallback: Int) -> Int { value(key).flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } ?? fallback }
+    public init(environment: Environment = Environment()) {
+        let positive = 1...Int.max
         service = ServiceConfiguration(name: "images", defaultPort: 8085, environment: environment)
-        apiKey = value("PEXELS_API_KEY")?.trimmingCharacters(in: .whitespacesAndNewlines)
+        apiKey = environment.string("PEXELS_API_KEY")?.trimmingCharacters(in: .whitespacesAndNewlines)
         if apiKey?.isEmpty == true { apiKey = nil }
-        var upstreamURL = value("PEXELS_BASE_URL") ?? "https://api.pexels.com"
+        var upstreamURL = environment.string("PEXELS_BASE_URL", default: "https://api.pexels.com")
         while upstreamURL.hasSuffix("/") { upstreamURL.removeLast() }
         self.upstreamURL = upstreamURL
-        upstreamTimeout = .milliseconds(max(50, positive("PEXELS_TIMEOUT_MS", 3000)))
-        hourlyLimit = positive("PEXELS_HOURLY_LIMIT", 200)
-        monthlyLimit = positive("PEXELS_MONTHLY_LIMIT", 20_000)
-        userHourlyMisses = positive("IMAGES_USER_HOURLY_MISSES", 30)
-        cacheTTL = .seconds(positive("IMAGES_CACHE_TTL_SECONDS", 21_600))
-        cacheMaxEntries = positive("IMAGES_CACHE_MAX_ENTRIES", 10_000)
-        cacheMaxBytes = positive("IMAGES_CACHE_MAX_BYTES", 64 << 20)
+        upstreamTimeout = environment.milliseconds("PEXELS_TIMEOUT_MS", default: 3000, minimum: 50)
+        hourlyLimit = environment.integer("PEXELS_HOURLY_LIMIT", default: 200, in: positive)
+        monthlyLimit = environment.integer("PEXELS_MONTHLY_LIMIT", default: 20_000, in: positive)
+        userHourlyMisses = environment.integer("IMAGES_USER_HOURLY_MISSES", default: 30, in: positive)
+        cacheTTL = .seconds(environment.integer("IMAGES_CACHE_TTL_SECONDS", default: 21_600, in: positive))
+        cacheMaxEntries = environment.integer("IMAGES_CACHE_MAX_ENTRIES", default: 10_000, in: positive)
+        cacheMaxBytes = environment.integer("IMAGES_CACHE_MAX_BYTES", default: 64 << 20, in: positive)
     }
 }

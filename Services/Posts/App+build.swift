@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import PostlyEvents
@@ -8,24 +9,30 @@ import PostlyService
 import ServiceLifecycle
 
 /// Builds the posts service: the only place that constructs its dependencies.
+///
+/// - Parameters:
+///   - fetchJWKS: replaces fetching the auth service's keys (tests hand over a test key set).
+///   - clock: the write unit's clock, which ages `Idempotency-Key`s (tests move it).
 public func buildApplication(
-    _ configuration: PostsConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil
+    _ configuration: PostsConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil,
+    clock: @escaping WriteUnit.Clock = { Date() }
 ) async throws -> some ApplicationProtocol {
     let kafka = configuration.service.kafka
     let database = Database(configuration: configuration.service.postgres, logger: logger)
     let producer = try KafkaProducer(configuration: kafka, logger: logger)
+    let writes = WriteUnit(database: database, producer: "posts", clock: clock, logger: logger)
     let repository = PostgresPostRepository(database: database)
     let views = ViewCounter(repository: repository, interval: configuration.viewFlushInterval, logger: logger)
     let scaffold = ServiceScaffold(name: "posts", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
     try await scaffold.prepare(database: database, migrations: Migrations(schema))
     let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
-    PostsController(repository: repository, views: views).addRoutes(to: router)
+    PostsController(repository: repository, views: views, writes: writes).addRoutes(to: router)
     // Shutdown runs in reverse: the HTTP server, then the consumers and relay, then the view
     // counter's last flush, then the producer and the database.
     return Application(
         router: router, configuration: scaffold.applicationConfiguration,
         services: scaffold.services + [
-            database, producer, views,
+            database, producer, views, writes,
             OutboxRelay(database: database, publisher: producer, logger: logger),
             EventConsumerRunner(
                 name: "posts", topics: [.users, .comments], database: database, kafka: kafka, deadLetters: producer,
@@ -41,18 +48,20 @@ public func republishPosts(_ configuration: PostsConfiguration, logger: Logger) 
     let database = Database(configuration: configuration.service.postgres, logger: logger)
     let producer = try KafkaProducer(configuration: configuration.service.kafka, logger: logger)
     let relay = OutboxRelay(database: database, publisher: producer, logger: logger)
+    let writes = WriteUnit(database: database, producer: "posts", logger: logger)
+    let repository = PostgresPostRepository(database: database)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await producer.run() }
         defer { group.cancelAll() }
         try await Migrations(schema).apply(to: database)
-        let count = try await PostgresPostRepository(database: database).republishAll()
+        let republished = try await repository.republishAll(through: writes)
         while true {
             _ = try await relay.publishPending()
             let pending = try await database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL")
             if try pending.first?.decode("pending", as: Int.self) == 0 { break }
-            try await Task.sleep(for: .milliseconds(200))
+            await sleepUnlessShuttingDown(for: .milliseconds(200))
         }
         await database.close()
-        return count
+        return republished
     }
 }

@@ -32,14 +32,14 @@ struct ContentRerender {
                     guard rendering.html != record.contentHtml || rendering.excerpt != record.excerpt else { continue }
                     try await connection.execute(
                         """
-                        UPDATE posts SET content_html = \(rendering.html), excerpt = \(rendering.excerpt),
-                            event_sequence = event_sequence + 1
+                        UPDATE posts SET content_html = \(rendering.html), excerpt = \(rendering.excerpt)
                         WHERE id = \(record.id)
                         """)
                     record.contentHtml = rendering.html
                     record.excerpt = rendering.excerpt
-                    record.eventSequence += 1
-                    try await Outbox.add(record.event(.postUpdated(record.snapshot()), actorId: nil), in: connection)
+                    // The write unit numbers the event and appends it to the outbox.
+                    try await WriteUnit(database: database, producer: "posts", logger: Logger(label: "postly.posts.rerender"))
+                        .joining(connection).emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
                     changedInBatch += 1
                 }
                 return (try rows.last?.decode("id", as: String.self), changedInBatch)

@@ -11,12 +11,13 @@ let openAPIDocument = #"""
         "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"}}},
       "post": {"summary": "Create a post", "security": [{"bearer": []}],
         "parameters": [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "maxLength": 255},
-                        "description": "A retry with the same key by the same user within 24 hours answers the first result; the same key with another body answers 422."}],
+                        "description": "A retry with the same key by the same user within 24 hours answers the first answer byte for byte, even after the post was edited or deleted; the same key with another body answers 422; a retry while the first is still running answers 409."}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewPost"}}}},
         "responses": {"201": {"description": "Created; Location and ETag set", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
                       "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+                      "409": {"$ref": "#/components/responses/Problem"},
                       "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-                      "422": {"$ref": "#/components/responses/Problem"}}}
+                      "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}}}
     },
     "/api/posts/{id}": {
       "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
@@ -29,10 +30,11 @@ let openAPIDocument = #"""
         "responses": {"200": {"$ref": "#/components/responses/Post"}, "400": {"$ref": "#/components/responses/Problem"},
                       "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
                       "404": {"$ref": "#/components/responses/Problem"}, "412": {"$ref": "#/components/responses/Post"},
-                      "422": {"$ref": "#/components/responses/Problem"}}},
+                      "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}}},
       "delete": {"summary": "Delete a post (author only)", "security": [{"bearer": []}],
         "responses": {"200": {"$ref": "#/components/responses/Message"}, "401": {"$ref": "#/components/responses/Problem"},
-                      "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}}
+                      "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+                      "503": {"$ref": "#/components/responses/Problem"}}}
     },
     "/api/posts/slug/{slug}": {
       "get": {"summary": "A post by current or former slug; counts one view",

@@ -8,9 +8,8 @@ public struct PostsConfiguration: Sendable {
     /// `POSTS_VIEW_FLUSH_INTERVAL_MS`: how often counted views are written (default 1000).
     public var viewFlushInterval: Duration
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: environment)
-        let milliseconds = environment["POSTS_VIEW_FLUSH_INTERVAL_MS"].flatMap { Int($0) }.map { max(10, $0) } ?? 1000
-        viewFlushInterval = .milliseconds(milliseconds)
+        viewFlushInterval = environment.milliseconds("POSTS_VIEW_FLUSH_INTERVAL_MS", default: 1000, minimum: 10)
     }
 }

@@ -1,18 +1,13 @@
 import PostlyEvents
 import PostlyPostgres
 
-/// The posts service's tables, in order. Version 1 is the outbox every publisher has.
+/// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
+/// write unit's tables, 4 the shared users projection.
 let schema: [Migration] = [
     Outbox.migration,
     Migration(
         version: 2, name: "posts",
         sql: """
-            -- The authors' names and pictures, a projection of user.registered / user.updated.
-            CREATE TABLE users (
-                user_id text PRIMARY KEY,
-                name text NOT NULL,
-                profile_picture text
-            );
             CREATE TABLE posts (
                 id text PRIMARY KEY,
                 title text NOT NULL,
@@ -23,7 +18,8 @@ let schema: [Migration] = [
                 status text NOT NULL CHECK (status IN ('published', 'draft')),
                 cover_image text,
                 author_id text NOT NULL,
-                -- The token's name at write time: shown until the users projection knows better.
+                -- The token's name at write time: shown until the users projection knows better
+                -- (version 2 created the projection's table here; version 4 does now).
                 author_name text NOT NULL,
                 read_time integer NOT NULL,
                 views bigint NOT NULL DEFAULT 0,
@@ -71,5 +67,16 @@ let schema: [Migration] = [
                 created_at timestamptz NOT NULL DEFAULT now(),
                 PRIMARY KEY (user_id, key)
             );
+            """),
+    WriteUnit.migration(version: 3),
+    UsersProjection.migration(version: 4),
+    Migration(
+        version: 5, name: "events through the write unit",
+        sql: """
+            -- Sequences move to the write unit's table; the comment counter goes (counted on read).
+            INSERT INTO event_sequences (topic, key, sequence) SELECT 'postly.posts', id, event_sequence FROM posts;
+            ALTER TABLE posts DROP COLUMN event_sequence, DROP COLUMN comments_count;
+            -- Keys of the old design simply expire: retries within their 24 hours create again.
+            DROP TABLE idempotency_keys;
             """),
 ]

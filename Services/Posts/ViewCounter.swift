@@ -1,4 +1,5 @@
 import Logging
+import PostlyEvents
 import ServiceLifecycle
 import Synchronization
 
@@ -21,8 +22,9 @@ public final class ViewCounter: Service, Sendable {
     @discardableResult
     public func record(_ postId: String) -> Int {
         pending.withLock { pending in
-            pending[postId, default: 0] += 1
-            return pending[postId]!
+            let count = pending[postId, default: 0] + 1
+            pending[postId] = count
+            return count
         }
     }
 
@@ -34,7 +36,7 @@ public final class ViewCounter: Service, Sendable {
     public func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             // Graceful shutdown ends the wait at once; the last flush below still runs.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            await sleepUnlessShuttingDown(for: interval)
             await flush()
         }
         await flush()

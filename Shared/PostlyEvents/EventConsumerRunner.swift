@@ -72,7 +72,7 @@ public final class EventConsumerRunner: Service {
                 // Not this message's fault: wait for the database, keep the place.
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { throw error }
                 logger.warning("cannot apply event; retrying", metadata: ["event": "\(event.id)", "error": "\(error)"])
-                try await Task.sleep(for: backoff)
+                await sleepUnlessShuttingDown(for: backoff)
                 backoff = min(backoff * 2, .seconds(5))
             } catch is CancellationError {
                 throw CancellationError()

@@ -61,16 +61,20 @@ public final class OutboxRelay: Service {
             var lastPurge = ContinuousClock.now
             for await _ in wakeUps.cancelOnGracefulShutdown() {
                 do {
-                    // A full batch means there may be more.
-                    while try await publishPending() == configuration.batchSize {}
+                    // A full batch means there may be more. Graceful shutdown cancels the sends
+                    // waiting for a broker that is down; their rows stay pending for the restart.
+                    try await cancelWhenGracefulShutdown {
+                        while try await self.publishPending() == self.configuration.batchSize {}
+                    }
                     backoff = .milliseconds(100)
                     if lastPurge.duration(to: .now) > .seconds(600) {
                         try await purgeSent()
                         lastPurge = .now
                     }
                 } catch {
+                    if Task.isShuttingDownGracefully { break }
                     logger.warning("outbox relay cannot publish; retrying", metadata: ["error": "\(error)", "backoff": "\(backoff)"])
-                    try? await Task.sleep(for: backoff)
+                    await sleepUnlessShuttingDown(for: backoff)
                     backoff = min(backoff * 2, configuration.maximumBackoff)
                     wake.yield()
                 }
@@ -79,28 +83,30 @@ public final class OutboxRelay: Service {
         }
     }
 
-    /// Publishes one batch; returns how many rows it took.
+    /// Publishes one batch; returns how many rows it took. The rows the broker acknowledged
+    /// are marked sent and committed even when others of the batch failed; the first failure
+    /// is thrown after that commit.
     @discardableResult
     public func publishPending() async throws -> Int {
-        try await database.transaction { connection in
+        let batch = try await database.transaction { connection in
             let rows = try await connection.query(
                 """
                 SELECT id, topic, key, payload FROM outbox WHERE sent_at IS NULL
                 ORDER BY id LIMIT \(configuration.batchSize) FOR UPDATE SKIP LOCKED
                 """)
-            guard !rows.isEmpty else { return 0 }
             var pending = try rows.map { row in
                 OutboxRow(
                     id: try row.decode("id", as: Int.self), topic: try row.decode("topic", as: String.self),
                     key: try row.decode("key", as: String.self), payload: try row.decode("payload", as: [UInt8].self))
             }
+            guard let lastID = pending.last?.id else { return PublishedBatch(taken: 0, failure: nil) }
             // Another instance holds an earlier event of these keys: leave them for later.
             let ids = pending.map(\.id)
             let blocked = try await connection.query(
                 """
                 SELECT DISTINCT key FROM outbox
                 WHERE sent_at IS NULL AND key = ANY(\(Array(Set(pending.map(\.key)))))
-                  AND id < \(ids.max()!) AND NOT (id = ANY(\(ids)))
+                  AND id < \(lastID) AND NOT (id = ANY(\(ids)))
                 """
             ).map { try $0.decode("key", as: String.self) }
             if !blocked.isEmpty {
@@ -122,11 +128,19 @@ public final class OutboxRelay: Service {
             }
             if !sent.isEmpty {
                 try await connection.execute("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(sent))")
-                published.increment(by: sent.count)
             }
-            if let firstError { throw firstError }
-            return rows.count
+            return PublishedBatch(taken: rows.count, sent: sent.count, failure: firstError)
         }
+        published.increment(by: batch.sent)
+        if let failure = batch.failure { throw failure }
+        return batch.taken
+    }
+
+    /// What one batch did; the failure travels out of the transaction so the marks commit first.
+    private struct PublishedBatch: Sendable {
+        var taken: Int
+        var sent = 0
+        var failure: (any Error)?
     }
 
     private func purgeSent() async throws {

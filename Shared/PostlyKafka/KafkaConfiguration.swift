@@ -11,7 +11,10 @@ public struct KafkaConfiguration: Sendable {
     /// How long a send waits for the broker's acknowledgement before it throws
     /// `KafkaError.timedOut` (librdkafka retries until then).
     public var messageTimeout: Duration
-    /// How long a producer's graceful shutdown waits for messages still in flight.
+    /// How long a producer's graceful shutdown waits for messages still in flight. Short:
+    /// whatever is not acknowledged by then is still in an outbox (or behind an uncommitted
+    /// offset) and is sent again after the restart; with the HTTP drain it must fit well
+    /// inside docker-compose's 30 s stop grace period.
     public var shutdownFlushTimeout: Duration
     /// A consumer that misses heartbeats this long leaves its group. A group join takes
     /// about half of it on tansu; Apache Kafka accepts 6 s at least by default.
@@ -30,7 +33,7 @@ public struct KafkaConfiguration: Sendable {
         brokers: String,
         clientID: String = "postly",
         messageTimeout: Duration = .seconds(30),
-        shutdownFlushTimeout: Duration = .seconds(10),
+        shutdownFlushTimeout: Duration = .seconds(5),
         sessionTimeout: Duration = .seconds(10),
         heartbeatInterval: Duration = .seconds(1),
         fetchWaitMax: Duration = .milliseconds(100),
@@ -46,15 +49,6 @@ public struct KafkaConfiguration: Sendable {
         self.fetchWaitMax = fetchWaitMax
         self.metadataRefreshInterval = metadataRefreshInterval
         self.extra = extra
-    }
-
-    /// `KAFKA_BROKERS` (default `127.0.0.1:9092`).
-    public static func fromEnvironment(
-        _ environment: [String: String] = ProcessInfo.processInfo.environment,
-        clientID: String = "postly"
-    ) -> KafkaConfiguration {
-        let brokers = environment["KAFKA_BROKERS"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:9092"
-        return KafkaConfiguration(brokers: brokers, clientID: clientID)
     }
 }
 

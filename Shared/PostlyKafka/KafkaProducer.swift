@@ -49,20 +49,26 @@ public final class KafkaProducer: Service, Sendable {
     /// Sends one record and returns where the broker stored it. Throws `KafkaError`:
     /// `.timedOut` after `messageTimeout` without an acknowledgement, `.brokerUnavailable`
     /// when every broker went away while it was in flight, `.closed` once the producer is
-    /// shutting down. A send already handed to librdkafka is not cancellable:
-    /// the record may still be delivered.
+    /// shutting down, `CancellationError` when the calling task is cancelled first: the wait
+    /// ends at once, though the record may still be delivered (the caller, such as the outbox,
+    /// keeps it until it has an acknowledgement).
     public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
         try await send([message])[0].get()
     }
 
     /// Sends `messages` in the given order, so one key's records keep their order, and
     /// returns each one's outcome once its delivery report (or failure) is in. All of them
-    /// are in flight at once; each fails on its own, as `send(_:)` describes.
+    /// are in flight at once; each fails on its own, as `send(_:)` describes. Cancelling the
+    /// calling task fails those not acknowledged yet with `CancellationError`, at once.
     public func send(_ messages: [KafkaOutgoingMessage]) async -> [Result<KafkaDeliveryReport, any Error>] {
         let outcomes = DeliveryOutcomes(count: messages.count)
         for (index, message) in messages.enumerated() {
             let deadline = ContinuousClock.now + messageTimeout
             while true {
+                if Task.isCancelled {
+                    outcomes.set(index, .failure(CancellationError()))
+                    break
+                }
                 let code = enqueue(message) { outcomes.set(index, $0) }
                 if code == RD_KAFKA_RESP_ERR_NO_ERROR { break }
                 // librdkafka's own buffer is full: wait for deliveries to make room, and
@@ -81,7 +87,11 @@ public final class KafkaProducer: Service, Sendable {
                 break
             }
         }
-        return await outcomes.all()
+        return await withTaskCancellationHandler {
+            await outcomes.all()
+        } onCancel: {
+            outcomes.failRemaining(with: CancellationError())
+        }
     }
 
     public func run() async throws {
@@ -370,16 +380,22 @@ final class DeliveryOutcomes: Sendable {
             state.remaining -= 1
             guard state.remaining == 0, let waiter = state.waiter else { return nil }
             state.waiter = nil
-            return (waiter, state.results.map { $0! })
+            return (waiter, state.results.compactMap { $0 })
         }
         if let (waiter, results) = finished { waiter.resume(returning: results) }
+    }
+
+    /// Fails every outcome not in yet (a delivery report arriving later is ignored).
+    func failRemaining(with error: any Error) {
+        let count = state.withLock { $0.results.count }
+        for index in 0..<count { set(index, .failure(error)) }
     }
 
     /// Waits until every outcome is in.
     func all() async -> [Result<KafkaDeliveryReport, any Error>] {
         await withCheckedContinuation { continuation in
             let results = state.withLock { state -> [Result<KafkaDeliveryReport, any Error>]? in
-                guard state.remaining > 0 else { return state.results.map { $0! } }
+                guard state.remaining > 0 else { return state.results.compactMap { $0 } }
                 state.waiter = continuation
                 return nil
             }

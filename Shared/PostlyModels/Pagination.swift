@@ -1,3 +1,17 @@
+/// Which page of a list to show: `page` from 1, `limit` items each. Parsed from a query in
+/// the service scaffold; storage takes it as it is.
+public struct PageRequest: Sendable, Hashable {
+    public var page: Int
+    public var limit: Int
+
+    public var offset: Int { (page - 1) * limit }
+
+    public init(page: Int = 1, limit: Int = 10) {
+        self.page = page
+        self.limit = limit
+    }
+}
+
 /// The `pagination` object of every paginated response.
 public struct Pagination: Codable, Sendable, Hashable {
     public var total: Int

@@ -37,7 +37,12 @@ public struct DatabaseConnection: Sendable {
             _ = try? await threadPool.runBlocking { try connection.runScript("ROLLBACK") }
             throw error
         }
-        let status = try await threadPool.runBlocking { try connection.runScript("COMMIT") }
+        let status: String
+        do {
+            status = try await threadPool.runBlocking { try connection.runScript("COMMIT") }
+        } catch DatabaseError.connectionFailed {
+            throw DatabaseError.commitOutcomeUnknown
+        }
         // COMMIT of a transaction that an error (caught inside the body) aborted rolls back.
         guard status == "COMMIT" else {
             throw DatabaseError.server(sqlState: "25P02", message: "the transaction was aborted by an earlier error and rolled back")

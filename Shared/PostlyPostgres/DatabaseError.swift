@@ -1,15 +1,23 @@
-/// What can go wrong talking to PostgreSQL, told apart so callers can react: retry a
-/// serialization failure, answer 409 for a unique violation, 503 for a lost connection.
-/// No case ever carries a bound parameter's value.
+/// What can go wrong talking to PostgreSQL, told apart by SQLSTATE class so callers can
+/// react: retry a serialization failure, answer 409 for a unique violation, 503 for a lost
+/// connection. No case ever carries a bound parameter's value.
 public enum DatabaseError: Error, Equatable, Sendable {
-    /// The server is unreachable, refused us, or the connection was lost mid-query.
+    /// The server is unreachable, refused us, or the connection was lost before a statement's
+    /// outcome was known (class 08, 57P01-03). Inside a transaction nothing was committed.
     case connectionFailed(String)
+    /// The connection was lost while `COMMIT` was on its way: the transaction may or may not
+    /// have committed, so it must not simply be run again.
+    case commitOutcomeUnknown
     /// SQLSTATE 23505, with the violated constraint's name when the server gives it.
     case uniqueViolation(constraint: String?)
+    /// SQLSTATE 23503: a referenced row is missing (or still referenced).
+    case foreignKeyViolation(constraint: String?)
     /// SQLSTATE 40001: the transaction may succeed if retried.
     case serializationFailure
     /// SQLSTATE 40P01: the transaction may succeed if retried.
     case deadlockDetected
+    /// SQLSTATE 55P03: a lock was not granted within `lock_timeout`.
+    case lockNotAvailable
     /// A parameter that cannot be sent (a NUL byte in a string); nothing was sent.
     case invalidParameter(String)
     /// Any other error the server reported.
@@ -24,9 +32,12 @@ extension DatabaseError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .connectionFailed(let detail): "connection failed: \(detail)"
+        case .commitOutcomeUnknown: "the connection was lost during COMMIT; the outcome is unknown"
         case .uniqueViolation(let constraint): "unique violation (\(constraint ?? "unknown constraint"))"
+        case .foreignKeyViolation(let constraint): "foreign key violation (\(constraint ?? "unknown constraint"))"
         case .serializationFailure: "serialization failure"
         case .deadlockDetected: "deadlock detected"
+        case .lockNotAvailable: "lock not available"
         case .invalidParameter(let detail): "invalid parameter: \(detail)"
         case .server(let sqlState, let message): "server error \(sqlState): \(message)"
         case .decoding(let column, let reason): "cannot decode column \(column): \(reason)"
@@ -36,12 +47,13 @@ extension DatabaseError: CustomStringConvertible {
 }
 
 extension DatabaseError {
-    /// Whether the same statement may succeed if tried again later: the server was
-    /// unreachable, or the transaction lost a race. Everything else fails again.
+    /// Whether the same transaction may succeed if run again: the server was unreachable,
+    /// or the transaction lost a race (deadlock, serialization failure) and was rolled back.
+    /// Everything else fails again, or (`commitOutcomeUnknown`) must not be repeated blindly.
     public var isTransient: Bool {
         switch self {
         case .connectionFailed, .serializationFailure, .deadlockDetected: true
-        case .uniqueViolation, .invalidParameter, .server, .decoding, .closed: false
+        case .commitOutcomeUnknown, .lockNotAvailable, .uniqueViolation, .foreignKeyViolation, .invalidParameter, .server, .decoding, .closed: false
         }
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where a `Database` connects and how many connections it keeps.
 public struct PostgresConfiguration: Sendable {
     public var host: String
@@ -33,30 +31,6 @@ public struct PostgresConfiguration: Sendable {
         self.poolSize = poolSize
         self.connectTimeout = connectTimeout
         self.applicationName = applicationName
-    }
-
-    /// Reads `<prefix>_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` and `_POOL_SIZE`,
-    /// each with a local default.
-    public static func fromEnvironment(
-        prefix: String = "POSTGRES",
-        environment: [String: String] = ProcessInfo.processInfo.environment,
-        applicationName: String = "postly"
-    ) -> PostgresConfiguration {
-        func value(_ name: String) -> String? {
-            guard let value = environment["\(prefix)_\(name)"], !value.isEmpty else { return nil }
-            return value
-        }
-        let defaults = PostgresConfiguration()
-        return PostgresConfiguration(
-            host: value("HOST") ?? defaults.host,
-            port: value("PORT").flatMap { Int($0) } ?? defaults.port,
-            user: value("USER") ?? defaults.user,
-            password: value("PASSWORD"),
-            database: value("DATABASE") ?? defaults.database,
-            poolSize: value("POOL_SIZE").flatMap { Int($0) }.map { max(1, $0) } ?? defaults.poolSize,
-            connectTimeout: defaults.connectTimeout,
-            applicationName: applicationName
-        )
     }
 }
 

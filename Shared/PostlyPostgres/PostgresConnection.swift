@@ -249,7 +249,7 @@ final class PostgresConnection: Sendable {
     /// Maps the server's SQLSTATE to a typed error.
     private static func error(of result: OpaquePointer, _ handle: ConnectionHandle) -> DatabaseError {
         func field(_ code: Character) -> String? {
-            PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
+            PQresultErrorField(result, Int32(code.asciiValue ?? 0)).map { String(cString: $0) }
         }
         guard let sqlState = field("C"), PQstatus(handle.pointer) == CONNECTION_OK else {
             return .connectionFailed(errorMessage(handle))
@@ -257,8 +257,10 @@ final class PostgresConnection: Sendable {
         let message = field("M") ?? "unknown error"
         switch sqlState {
         case "23505": return .uniqueViolation(constraint: field("n"))
+        case "23503": return .foreignKeyViolation(constraint: field("n"))
         case "40001": return .serializationFailure
         case "40P01": return .deadlockDetected
+        case "55P03": return .lockNotAvailable
         case "57P01", "57P02", "57P03": return .connectionFailed(message)
         case _ where sqlState.hasPrefix("08"): return .connectionFailed(message)
         // Data exceptions quote the offending input ("invalid input syntax for type uuid:

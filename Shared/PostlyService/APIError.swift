@@ -42,3 +42,10 @@ public struct APIError: Error, Sendable {
         .init(.serviceUnavailable, code: "unavailable", detail: detail, headers: [.retryAfter: String(retryAfterSeconds)])
     }
 }
+
+/// A domain error (`PostError.notFound`, ...) that knows its problem document. Repositories
+/// throw their domain's errors without importing this module; the conformance lives with
+/// the service's controllers, and `ProblemMiddleware` answers it.
+public protocol APIErrorConvertible: Error {
+    var apiError: APIError { get }
+}

@@ -1,21 +1,13 @@
 import Hummingbird
+import PostlyModels
 
 /// `page` (>= 1, default 1) and `limit` (1...100, default 10) from the query; anything
 /// else answers 400.
-public struct PageRequest: Sendable, Hashable {
-    public var page: Int
-    public var limit: Int
-
-    public var offset: Int { (page - 1) * limit }
-
-    public init(page: Int = 1, limit: Int = 10) {
-        self.page = page
-        self.limit = limit
-    }
-
+extension PageRequest {
     public init(query: Parameters, defaultLimit: Int = 10) throws {
-        self.page = try Self.integer(query, "page", in: 1...Int(Int32.max), default: 1)
-        self.limit = try Self.integer(query, "limit", in: 1...100, default: defaultLimit)
+        self.init(
+            page: try Self.integer(query, "page", in: 1...Int(Int32.max), default: 1),
+            limit: try Self.integer(query, "limit", in: 1...100, default: defaultLimit))
     }
 
     /// Whether the query asks for a page at all (some routes answer everything without one).

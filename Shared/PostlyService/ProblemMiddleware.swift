@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PostlyCurl
+import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
@@ -31,6 +32,13 @@ public struct ProblemMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
+        case let error as any APIErrorConvertible:
+            return error.apiError
+        case let error as IdempotencyError:
+            switch error {
+            case .keyReused: return .invalidFields(["Idempotency-Key": "was already used with a different request"])
+            case .inProgress: return .conflict("A request with this Idempotency-Key is still in progress")
+            }
         case let error as HTTPError:
             return apiError(status: error.status, headers: error.headers)
         case let error as any HTTPResponseError:
@@ -39,7 +47,10 @@ public struct ProblemMiddleware: RouterMiddleware {
             return .badRequest("The request body is not valid JSON for this route")
         case let error as DatabaseError:
             switch error {
-            case .connectionFailed: return .unavailable("The database is unavailable")
+            case .connectionFailed, .commitOutcomeUnknown: return .unavailable("The database is unavailable")
+            case .deadlockDetected, .serializationFailure:
+                // Still losing a race after the write unit's retries: the client may try again.
+                return .unavailable("The database is busy", retryAfterSeconds: 1)
             case .invalidParameter: return .badRequest("The request contains a character that cannot be stored")
             default: return internalError
             }

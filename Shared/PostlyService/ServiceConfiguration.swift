@@ -23,16 +23,21 @@ public struct ServiceConfiguration: Sendable {
     /// - Parameters:
     ///   - name: the service's name, such as `posts`.
     ///   - defaultPort: the service's local port.
-    public init(name: String, defaultPort: Int, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
-        host = value("HOST") ?? "127.0.0.1"
-        port = value("PORT").flatMap { Int($0) } ?? defaultPort
-        logLevel = value("LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
-        jwksURL = value("AUTH_JWKS_URL") ?? "http://127.0.0.1:8081/api/auth/jwks"
-        issuer = value("AUTH_ISSUER") ?? "postly-auth"
-        var postgresEnvironment = environment
-        if value("POSTGRES_DATABASE") == nil { postgresEnvironment["POSTGRES_DATABASE"] = "postly_\(name)" }
-        postgres = PostgresConfiguration.fromEnvironment(environment: postgresEnvironment, applicationName: "postly-\(name)")
-        kafka = KafkaConfiguration.fromEnvironment(environment, clientID: "postly-\(name)")
+    public init(name: String, defaultPort: Int, environment: Environment = Environment()) {
+        host = environment.string("HOST", default: "127.0.0.1")
+        port = environment.integer("PORT", default: defaultPort, in: 1...65_535)
+        logLevel = environment.string("LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        jwksURL = environment.string("AUTH_JWKS_URL", default: "http://127.0.0.1:8081/api/auth/jwks")
+        issuer = environment.string("AUTH_ISSUER", default: "postly-auth")
+        let postgresDefaults = PostgresConfiguration()
+        postgres = PostgresConfiguration(
+            host: environment.string("POSTGRES_HOST", default: postgresDefaults.host),
+            port: environment.integer("POSTGRES_PORT", default: postgresDefaults.port, in: 1...65_535),
+            user: environment.string("POSTGRES_USER", default: postgresDefaults.user),
+            password: environment.string("POSTGRES_PASSWORD"),
+            database: environment.string("POSTGRES_DATABASE", default: "postly_\(name)"),
+            poolSize: environment.integer("POSTGRES_POOL_SIZE", default: postgresDefaults.poolSize, in: 1...1_000),
+            applicationName: "postly-\(name)")
+        kafka = KafkaConfiguration(brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)")
     }
 }

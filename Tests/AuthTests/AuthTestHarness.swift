@@ -8,37 +8,32 @@ import PostlyPostgres
 import PostlyService
 import TestSupport
 
-/// The real auth service on a fresh database of its own, with bcrypt at cost 4.
+/// The real auth service on a fresh database of its own (the shared `ServiceTestHarness`),
+/// with bcrypt at cost 4.
 struct AuthTestHarness: Sendable {
-    let client: any TestClientProtocol
+    let harness: ServiceTestHarness
+    var client: any TestClientProtocol { harness.client }
     /// The service's database, for checking what is stored.
-    let database: Database
+    var database: Database { harness.database }
 
     static func run(
         brokers: String? = nil, google: LocalOpenIDIssuer? = nil,
         configure: @Sendable (inout AuthConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (AuthTestHarness) async throws -> Void
     ) async throws {
-        let test = try await TestDatabase.create(poolSize: 2)
-        do {
+        try await ServiceTestHarness.run(brokers: brokers, poolSize: 4) { setup in
             var configuration = AuthConfiguration(environment: [:])
-            configuration.service.postgres = test.configuration
-            configuration.service.kafka = try testConfiguration(brokers: brokers)
+            configuration.service.postgres = setup.postgres
+            configuration.service.kafka = setup.kafka
             configuration.bcryptCost = 4
             if let google {
                 configuration.google = .init(
                     issuer: LocalOpenIDIssuer.issuer, jwksURL: google.jwksURL, clientIds: ["another-client", LocalOpenIDIssuer.clientId])
             }
             configure(&configuration)
-            let app = try await buildApplication(configuration, logger: testLogger)
-            let database = test.database
-            try await app.test(.router) { client in
-                try await body(AuthTestHarness(client: client, database: database))
-            }
-            await test.drop()
-        } catch {
-            await test.drop()
-            throw error
+            return try await buildApplication(configuration, logger: testLogger)
+        } _: { harness in
+            try await body(AuthTestHarness(harness: harness))
         }
     }
 

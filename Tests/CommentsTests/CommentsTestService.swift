@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
@@ -10,12 +11,17 @@ import TestSupport
 
 @testable import CommentsService
 
-/// The comments service built as `main` builds it, on a database of the test's own, with a
+/// The comments service built as `main` builds it (the shared `ServiceTestHarness`), with a
 /// test token issuer; `database` is a second pool to the same database for seeding and
 /// looking inside.
 struct CommentsTestService: Sendable {
-    let issuer: TestTokenIssuer
-    let database: Database
+    typealias User = TestUser
+
+    let harness: ServiceTestHarness
+    var issuer: TestTokenIssuer { harness.issuer }
+    var database: Database { harness.database }
+    /// The write unit's clock, which ages idempotency keys.
+    var clock: TestClock { harness.clock }
 
     /// Runs the application (migrations, outbox relay, consumer) for `body`. `postsURL`
     /// defaults to a port nothing listens on.
@@ -24,39 +30,25 @@ struct CommentsTestService: Sendable {
         _ body: @Sendable @escaping (CommentsTestService, any TestClientProtocol) async throws -> Void
     ) async throws {
         let closedPort = try TestBroker.freePort()
-        var configuration = CommentsConfiguration(environment: ["POSTS_URL": postsURL ?? "http://127.0.0.1:\(closedPort)"])
-        let testDatabase = try await TestDatabase.create()
-        configuration.service.postgres = testDatabase.configuration
-        configuration.service.kafka = try kafka ?? testConfiguration()
-        let issuer = try await TestTokenIssuer()
-        let jwks = issuer.jwks
-        let service = CommentsTestService(issuer: issuer, database: testDatabase.database)
-        do {
-            let app = try await buildApplication(configuration, logger: testLogger, fetchJWKS: { jwks })
-            try await app.test(.router) { client in try await body(service, client) }
-            await testDatabase.drop()
-        } catch {
-            await testDatabase.drop()
-            throw error
+        try await ServiceTestHarness.run { setup in
+            var configuration = CommentsConfiguration(environment: ["POSTS_URL": postsURL ?? "http://127.0.0.1:\(closedPort)"])
+            configuration.service.postgres = setup.postgres
+            configuration.service.kafka = kafka ?? setup.kafka
+            return try await buildApplication(configuration, logger: testLogger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now)
+        } _: { harness in
+            try await body(CommentsTestService(harness: harness), harness.client)
         }
     }
 
-    struct User: Sendable {
-        var id: String
-        var name: String
-        var token: String
-        var authorization: HTTPFields { [.authorization: "Bearer \(token)"] }
-    }
-
     func user(_ name: String) async throws -> User {
-        let id = UUID().uuidString.lowercased()
-        return User(id: id, name: name, token: try await issuer.token(userId: id, name: name))
+        try await harness.user(name)
     }
 
     /// Applies an event as the consumer would (without its Kafka part).
     func apply(_ event: Event) async throws {
         try await database.transaction { connection in
-            try await CommentsEventHandler().apply(event, in: connection)
+            try await CommentsEventHandler(writes: WriteUnit(database: database, producer: "comments", logger: testLogger))
+                .apply(event, in: connection)
         }
     }
 
@@ -78,7 +70,7 @@ struct CommentsTestService: Sendable {
     }
 
     func commentCount(postId: String) async throws -> Int {
-        try await database.query("SELECT count(*) AS n FROM comments WHERE post_id = \(postId)")[0].decode("n", as: Int.self)
+        try await database.query("SELECT count(*) AS n FROM comments WHERE post_id = \(postId)").first?.decode("n", as: Int.self) ?? 0
     }
 }
 

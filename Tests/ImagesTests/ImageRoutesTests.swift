@@ -84,8 +84,8 @@ import TestSupport
                 #expect(!response.headers.contains { $0.value.contains(ImagesTestService.apiKey) })
             }
             #expect(responses[0].text.contains("[redacted]"))
-            #expect(!service.logs.text.isEmpty)
-            #expect(!service.logs.text.contains(ImagesTestService.apiKey))
+            #expect(!service.logText.isEmpty)
+            #expect(!service.logText.contains(ImagesTestService.apiKey))
             #expect(!service.metrics.emitToString().contains(ImagesTestService.apiKey))
         }
     }

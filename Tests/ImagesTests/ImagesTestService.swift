@@ -4,21 +4,23 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import PostlyModels
+import PostlyService
 import Prometheus
-import Synchronization
 import TestSupport
 
 @testable import ImagesService
 
-/// The images service built as `main` builds it, against a fake Pexels, with a test token
-/// issuer, a clock the test moves, its own metrics registry, and every log line captured.
+/// The images service built as `main` builds it (the shared `ServiceTestHarness`), against
+/// a fake Pexels, with its own metrics registry and every log line captured.
 struct ImagesTestService: Sendable {
     static let apiKey = "pexels-test-key-563492ad6f91700001000001"
 
-    let issuer: TestTokenIssuer
-    let clock: TestClock
-    let logs: LogCapture
+    let harness: ServiceTestHarness
+    /// Every log line the service wrote, at any level, with its metadata.
+    let logs: Locked<[String]>
     let metrics: PrometheusCollectorRegistry
+    /// The clock of the cache's freshness and the budget's windows.
+    var clock: TestClock { harness.clock }
 
     /// Runs the application for `body`. `environment` adds to (or, with empty values,
     /// removes from) the test's: the fake's URL, the key, a 500 ms upstream timeout.
@@ -27,25 +29,29 @@ struct ImagesTestService: Sendable {
         _ body: @Sendable @escaping (ImagesTestService, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await pexels.run { baseURL in
-            var variables = ["PEXELS_BASE_URL": baseURL, "PEXELS_API_KEY": apiKey, "PEXELS_TIMEOUT_MS": "500"]
-            variables.merge(environment) { $1 }
-            var configuration = ImagesConfiguration(environment: variables)
-            configuration.service.kafka = try testConfiguration()
-            let issuer = try await TestTokenIssuer()
-            let jwks = issuer.jwks
-            let service = ImagesTestService(issuer: issuer, clock: TestClock(), logs: LogCapture(), metrics: PrometheusCollectorRegistry())
-            var logger = Logger(label: "postly.images.tests") { _ in CapturingLogHandler(capture: service.logs) }
-            logger.logLevel = .trace
-            let app = try await buildApplication(
-                configuration, logger: logger, fetchJWKS: { jwks }, now: { service.clock.now },
-                metricsFactory: PrometheusMetricsFactory(registry: service.metrics))
-            try await app.test(.router) { client in try await body(service, client) }
+            let variables = ["PEXELS_BASE_URL": baseURL, "PEXELS_API_KEY": apiKey, "PEXELS_TIMEOUT_MS": "500"]
+                .merging(environment) { $1 }
+            let logs = Locked<[String]>([])
+            let metrics = PrometheusCollectorRegistry()
+            try await ServiceTestHarness.run { setup in
+                var configuration = ImagesConfiguration(environment: Environment(variables))
+                configuration.service.kafka = setup.kafka
+                var logger = Logger(label: "postly.images.tests") { _ in CapturingLogHandler(lines: logs) }
+                logger.logLevel = .trace
+                return try await buildApplication(
+                    configuration, logger: logger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now,
+                    metricsFactory: PrometheusMetricsFactory(registry: metrics))
+            } _: { harness in
+                try await body(ImagesTestService(harness: harness, logs: logs, metrics: metrics), harness.client)
+            }
         }
     }
 
-    func token(userId: String = UUID().uuidString.lowercased()) async throws -> String {
-        try await issuer.token(userId: userId)
+    func token() async throws -> String {
+        try await harness.user().token
     }
+
+    var logText: String { logs.value.joined(separator: "\n") }
 
     /// The value of the metric line that starts with `name` (with its labels), if any.
     func metric(_ name: String) -> Double? {
@@ -55,27 +61,8 @@ struct ImagesTestService: Sendable {
     }
 }
 
-/// The wall clock of the service under test, moved by the test.
-final class TestClock: Sendable {
-    /// Mid-month (2027-01-15T08:00:00Z), so no test crosses a month by accident.
-    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) {
-        current.withLock { $0 += seconds }
-    }
-}
-
-/// Every log line the service wrote, at any level, with its metadata.
-final class LogCapture: Sendable {
-    let lines = Mutex<[String]>([])
-
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
-}
-
 struct CapturingLogHandler: LogHandler {
-    let capture: LogCapture
+    let lines: Locked<[String]>
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace
 
@@ -86,7 +73,7 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let metadata = self.metadata.merging(event.metadata ?? [:]) { $1 }
-        capture.lines.withLock { $0.append("\(event.level) \(event.message) \(metadata)") }
+        lines.withLock { $0.append("\(event.level) \(event.message) \(metadata)") }
     }
 }
 

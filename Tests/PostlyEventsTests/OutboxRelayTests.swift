@@ -4,6 +4,7 @@ import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import Synchronization
 import Testing
 import TestSupport
 
@@ -78,6 +79,54 @@ import TestSupport
                 }
                 #expect(Set(received.map(\.id)) == Set(events.map(\.id)), "published twice, lost never")
             }
+        }
+    }
+
+    /// Acknowledges every event but those it is told to fail, and remembers what it was handed.
+    final class SelectivePublisher: EventPublisher {
+        struct Refused: Error {}
+        private let state = Mutex<(failing: Set<UUID>, handed: [Event])>(([], []))
+
+        func fail(_ ids: Set<UUID>) { state.withLock { $0.failing = ids } }
+        var handed: [Event] { state.withLock { $0.handed } }
+
+        func publish(_ messages: [KafkaOutgoingMessage]) async -> [Result<Void, any Error>] {
+            let events = messages.compactMap { try? PostlyJSON.decoder().decode(Event.self, from: Data($0.value)) }
+            return state.withLock { state in
+                state.handed += events
+                return events.map { state.failing.contains($0.id) ? .failure(Refused()) : .success(()) }
+            }
+        }
+    }
+
+    @Test func aPartlyAcknowledgedBatchKeepsTheAcknowledgedEventsSent() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let publisher = SelectivePublisher()
+            let relay = OutboxRelay(database: database, publisher: publisher, logger: testLogger)
+            let (a1, b1, c1) = (userEvent(key: "a", sequence: 1), userEvent(key: "b", sequence: 1), userEvent(key: "c", sequence: 1))
+            try await write([a1, b1, c1], perTransaction: 3, to: database)
+
+            publisher.fail([c1.id])
+            await #expect(throws: SelectivePublisher.Refused.self) { try await relay.publishPending() }
+            #expect(try await pendingCount(in: database) == 1, "the 2 acknowledged events stay marked sent")
+
+            // c's next event must not overtake c1, even when the broker takes it.
+            let (c2, d1) = (userEvent(key: "c", sequence: 2), userEvent(key: "d", sequence: 1))
+            try await write([c2, d1], perTransaction: 2, to: database)
+            await #expect(throws: SelectivePublisher.Refused.self) { try await relay.publishPending() }
+            #expect(try await pendingCount(in: database) == 2, "c1 and c2 wait; d1 is sent")
+
+            publisher.fail([])
+            try await relay.publishPending()
+            #expect(try await pendingCount(in: database) == 0)
+
+            let handed = publisher.handed.map(\.id)
+            for event in [a1, b1, d1] {
+                #expect(handed.filter { $0 == event.id }.count == 1, "an acknowledged event is never published again")
+            }
+            let lastOfC = publisher.handed.suffix(2).map(\.id)
+            #expect(lastOfC == [c1.id, c2.id], "c's events go out in order once the broker takes c1")
         }
     }
 

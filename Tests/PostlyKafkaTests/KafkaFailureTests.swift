@@ -27,6 +27,29 @@ struct KafkaFailureTests {
         #expect(elapsed < .seconds(5), "took \(elapsed)")
     }
 
+    @Test func cancellingASendThatWaitsForABrokerEndsItAtOnce() async throws {
+        let nobody = "127.0.0.1:\(try TestBroker.freePort())"
+        let configuration = try testConfiguration(brokers: nobody, messageTimeout: .seconds(30))
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+
+        let (failure, elapsed) = try await withRunning([producer]) { () async -> ((any Error)?, Duration) in
+            let sending = Task {
+                try await producer.send(KafkaOutgoingMessage(topic: "nowhere", value: bytes("waiting")))
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+            let cancelled = ContinuousClock.now
+            sending.cancel()
+            do {
+                _ = try await sending.value
+                return (nil, cancelled.duration(to: .now))
+            } catch {
+                return (error, cancelled.duration(to: .now))
+            }
+        }
+        #expect(failure is CancellationError)
+        #expect(elapsed < .seconds(1), "took \(elapsed)")
+    }
+
     @Test func gracefulShutdownEndsRunAndFinishesMessages() async throws {
         let configuration = try testConfiguration()
         let topic = uniqueName("shutdown")

@@ -41,21 +41,4 @@ struct PoolTests {
         await test.drop()
         await #expect(throws: DatabaseError.closed) { try await test.database.ping() }
     }
-
-    @Test func configurationReadsTheEnvironmentWithLocalDefaults() {
-        let defaults = PostgresConfiguration.fromEnvironment(environment: [:])
-        #expect(defaults.host == "127.0.0.1")
-        #expect(defaults.port == 5432)
-        #expect(defaults.user == "postgres")
-        #expect(defaults.password == nil)
-        #expect(defaults.database == "postgres")
-        #expect(defaults.poolSize == 10)
-        let set = PostgresConfiguration.fromEnvironment(environment: [
-            "POSTGRES_HOST": "db", "POSTGRES_PORT": "6543", "POSTGRES_USER": "posts", "POSTGRES_PASSWORD": "pw",
-            "POSTGRES_DATABASE": "posts", "POSTGRES_POOL_SIZE": "3",
-        ])
-        #expect(set.host == "db" && set.port == 6543 && set.user == "posts" && set.password == "pw")
-        #expect(set.database == "posts" && set.poolSize == 3)
-        #expect(!set.description.contains("pw"))
-    }
 }

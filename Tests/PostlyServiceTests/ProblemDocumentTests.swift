@@ -90,6 +90,16 @@ import Testing
         }
     }
 
+    @Test func aTransientDatabaseErrorAnswers503WithRetryAfterNever500() async throws {
+        try await TestApplication().test { client in
+            try await client.execute(uri: "/api/busy", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] != nil)
+                #expect(response.problem?.code == "unavailable")
+            }
+        }
+    }
+
     @Test func requestIdIsEchoedOrGenerated() async throws {
         try await TestApplication().test { client in
             try await client.execute(uri: "/health/live", method: .get, headers: [.requestID: "abc-123"]) { response in

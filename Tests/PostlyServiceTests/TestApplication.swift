@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import PostlyModels
+import PostlyPostgres
 import PostlyService
 import TestSupport
 
@@ -39,6 +40,10 @@ struct TestApplication {
         router.get("api/broken") { _, _ -> Note in
             struct SecretFailure: Error { let sql = "SELECT password FROM users" }
             throw SecretFailure()
+        }
+        router.get("api/busy") { _, _ -> Note in
+            // What the write unit throws when a deadlock outlasts its retries.
+            throw DatabaseError.deadlockDetected
         }
         application = Application(router: router, logger: logger)
     }

@@ -14,7 +14,7 @@ import TestSupport
             let post = try await api.create("Kept", content: "As it was.", as: ada)
             for (method, route) in [(HTTPRequest.Method.post, "/api/posts"), (.put, "/api/posts/\(post.id)")] {
                 for bad in BadJSONBodies.all {
-                    let answer = try await api.client.execute(
+                    let answer = try await api.harness.client.execute(
                         uri: route, method: method, headers: [.contentType: "application/json", .authorization: "Bearer \(ada.token)"],
                         body: ByteBuffer(bytes: bad.bytes))
                     #expect(answer.status == .badRequest, "\(route): \(bad.problem)")

@@ -1,4 +1,5 @@
 import Foundation
+import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostsService
@@ -122,7 +123,8 @@ import TestSupport
             let first = try await api.create("One", as: ada)
             let second = try await api.create("Two", status: .draft, as: ada)
             let repository = PostgresPostRepository(database: api.database)
-            #expect(try await repository.republishAll() == 2)
+            let writes = WriteUnit(database: api.database, producer: "posts", logger: testLogger)
+            #expect(try await repository.republishAll(through: writes) == 2)
             let consumer = try KafkaConsumer(
                 configuration: kafka, groupID: uniqueName("republish"), topics: [Topic.posts.rawValue], logger: testLogger)
             let events = try await withRunning([consumer]) {

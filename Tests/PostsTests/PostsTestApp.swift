@@ -8,35 +8,25 @@ import PostlyService
 import PostsService
 import TestSupport
 
-/// A user of the tests, with a valid access token.
-struct TestUser: Sendable {
-    var id: String
-    var name: String
-    var token: String
-}
+typealias Answer = TestAnswer
 
-/// One HTTP answer, body kept as bytes.
-struct Answer: Sendable {
-    var status: HTTPResponse.Status
-    var headers: HTTPFields
-    var body: Data
-
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+extension TestAnswer {
     func post() throws -> Post { try PostlyJSON.decoder().decode(Post.self, from: body) }
     func page() throws -> PostPage { try PostlyJSON.decoder().decode(PostPage.self, from: body) }
     var problem: Problem? { try? PostlyJSON.decoder().decode(Problem.self, from: body) }
 }
 
-/// The posts service built as in production, on a fresh database, driven through its router.
+/// The posts service built as in production, on a fresh database, driven through its router
+/// (the shared `ServiceTestHarness`), with the posts routes' own helpers.
 struct PostsClient: Sendable {
-    let client: any TestClientProtocol
-    let issuer: TestTokenIssuer
+    let harness: ServiceTestHarness
     /// The test database, for looking behind the API.
-    let database: Database
+    var database: Database { harness.database }
+    /// The write unit's clock, which ages idempotency keys.
+    var clock: TestClock { harness.clock }
 
     func user(_ name: String = "Ada Lovelace", id: String = UUID().uuidString.lowercased()) async throws -> TestUser {
-        TestUser(id: id, name: name, token: try await issuer.token(userId: id, name: name))
+        try await harness.user(name, id: id)
     }
 
     @discardableResult
@@ -44,12 +34,7 @@ struct PostsClient: Sendable {
         _ method: HTTPRequest.Method, _ uri: String, as user: TestUser? = nil, json: String? = nil,
         headers extra: HTTPFields = [:]
     ) async throws -> Answer {
-        var headers = extra
-        if let user { headers[.authorization] = "Bearer \(user.token)" }
-        if json != nil, headers[.contentType] == nil { headers[.contentType] = "application/json" }
-        let response = try await client.execute(
-            uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
-        return Answer(status: response.status, headers: response.headers, body: Data(response.body.readableBytesView))
+        try await harness.request(method, uri, as: user, json: json, headers: extra)
     }
 
     func create(
@@ -65,7 +50,7 @@ struct PostsClient: Sendable {
     }
 
     static func json(_ object: [String: Any]) -> String {
-        String(decoding: try! JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        (try? JSONSerialization.data(withJSONObject: object)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
 
@@ -80,24 +65,15 @@ func withPostsService(
     brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200),
     afterShutdown: @Sendable (Database) async throws -> Void = { _ in }, _ body: @escaping @Sendable (PostsClient) async throws -> Void
 ) async throws {
-    let testDatabase = try await TestDatabase.create(poolSize: 2)
-    let issuer = try await TestTokenIssuer()
-    var configuration = PostsConfiguration(environment: [:])
-    var postgres = testDatabase.configuration
-    postgres.poolSize = poolSize
-    configuration.service.postgres = postgres
-    configuration.service.kafka = try testConfiguration(brokers: brokers)
-    configuration.viewFlushInterval = viewFlushInterval
-    let jwks = issuer.jwks
-    do {
-        let app = try await buildApplication(configuration, logger: testLogger, fetchJWKS: { jwks })
-        try await app.test(.router) { client in
-            try await body(PostsClient(client: client, issuer: issuer, database: testDatabase.database))
-        }
-        try await afterShutdown(testDatabase.database)
-    } catch {
-        await testDatabase.drop()
-        throw error
+    try await ServiceTestHarness.run(brokers: brokers, poolSize: poolSize) { setup in
+        var configuration = PostsConfiguration(environment: [:])
+        configuration.service.postgres = setup.postgres
+        configuration.service.kafka = setup.kafka
+        configuration.viewFlushInterval = viewFlushInterval
+        return try await buildApplication(configuration, logger: testLogger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now)
+    } afterShutdown: { database in
+        try await afterShutdown(database)
+    } _: { harness in
+        try await body(PostsClient(harness: harness))
     }
-    await testDatabase.drop()
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import PostlyEvents
 import PostlyModels
 import PostlyService
 
@@ -8,6 +9,7 @@ import PostlyService
 /// the caller's user, and the public keys that verify access tokens.
 struct AuthController {
     let accounts: any AccountRepository
+    let writes: WriteUnit
     let signer: AccessTokenSigner
     let passwords: PasswordHasher
     let rateLimiter: LoginRateLimiter
@@ -34,7 +36,9 @@ struct AuthController {
         let fields = try AuthValidation.validateRegistration(name: body.name, email: body.email, password: body.password)
         let passwordHash = try await passwords.hash(fields.password)
         let session = try await startSession { new in
-            try await accounts.register(name: fields.name, email: fields.email, passwordHash: passwordHash, session: new)
+            try await writes.write {
+                try await accounts.register(name: fields.name, email: fields.email, passwordHash: passwordHash, session: new, in: $0)
+            }
         }
         return EditedResponse(status: .created, headers: [.location: "/api/auth/check"], response: session)
     }
@@ -56,7 +60,7 @@ struct AuthController {
         }
         rateLimiter.recordSuccess(email: email)
         return try await startSession { new in
-            try await accounts.startSession(userId: account.user.userId, session: new)
+            try await writes.write { try await accounts.startSession(userId: account.user.userId, session: new, in: $0) }
         }
     }
 
@@ -65,7 +69,7 @@ struct AuthController {
         guard let token = body.token, !token.isEmpty else { throw APIError.invalidFields(["token": "must not be empty"]) }
         let identity = try await google.verify(token)
         return try await startSession { new in
-            try await accounts.signIn(google: identity, session: new)
+            try await writes.write { try await accounts.signIn(google: identity, session: new, in: $0) }
         }
     }
 
@@ -77,8 +81,10 @@ struct AuthController {
         let now = Date()
         let nextToken = RefreshToken.generate()
         let next = RefreshTokenRecord(hash: RefreshToken.hash(nextToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime))
-        let outcome = try await accounts.refresh(
-            tokenHash: RefreshToken.hash(presented), next: next, accessExpiresAt: now.addingTimeInterval(accessTokenLifetime))
+        let accessExpiresAt = now.addingTimeInterval(accessTokenLifetime)
+        let outcome = try await writes.write {
+            try await accounts.refresh(tokenHash: RefreshToken.hash(presented), next: next, accessExpiresAt: accessExpiresAt, in: $0)
+        }
         switch outcome {
         case .rotated(let user, let sessionId):
             let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
@@ -94,7 +100,9 @@ struct AuthController {
 
     @Sendable func logout(_ request: Request, context: PostlyRequestContext) async throws -> Message {
         let identity = try context.requireIdentity()
-        let revocation = try await accounts.revokeSession(id: identity.sessionId, userId: identity.userId)
+        let revocation = try await writes.write {
+            try await accounts.revokeSession(id: identity.sessionId, userId: identity.userId, in: $0)
+        }
         // Refused here at once; the other services hear of it through `session.revoked`.
         denyList.revoke(sessionId: identity.sessionId, until: max(revocation?.expiresAt ?? identity.expiresAt, identity.expiresAt))
         return Message("Logged out")

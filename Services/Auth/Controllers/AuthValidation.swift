@@ -20,7 +20,7 @@ enum AuthValidation {
         guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64 else { return false }
         let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
         return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty && !$0.hasPrefix("-") && !$0.hasSuffix("-") }
-            && labels.last!.count >= 2
+            && (labels.last?.count ?? 0) >= 2
     }
 
     static func validateRegistration(name: String?, email: String?, password: String?) throws -> (name: String, email: String, password: String) {

@@ -1,5 +1,15 @@
 import Foundation
+import PostlyEvents
 import PostlyModels
+
+/// What the accounts storage refuses, in the domain's words; the controllers map them to
+/// problem documents.
+public enum AccountError: Error, Sendable, Hashable {
+    /// An account with this email exists already.
+    case emailTaken
+    /// The account a token or session names no longer exists.
+    case accountGone
+}
 
 /// A user with what only the auth service sees of it.
 public struct Account: Sendable, Hashable {
@@ -32,24 +42,25 @@ public enum RefreshOutcome: Sendable {
     case invalid
 }
 
-/// Where users, sessions and refresh tokens live. Every change that other services must
-/// hear of writes its event to the outbox in the same transaction.
+/// Where users, sessions and refresh tokens live. Reads take the database; every write runs
+/// inside the service's write unit (`WriteTransaction`), so a change that other services must
+/// hear of commits with its event.
 public protocol AccountRepository: Sendable {
-    /// A new email-password account and its first session. Throws 409 when the email is taken.
-    func register(name: String, email: String, passwordHash: String, session: NewSession) async throws -> User
+    /// A new email-password account and its first session. Throws `emailTaken`.
+    func register(name: String, email: String, passwordHash: String, session: NewSession, in transaction: WriteTransaction) async throws -> User
     /// The account with that (normalized) email, if any.
     func account(email: String) async throws -> Account?
-    /// The user by id; 401 when the user no longer exists.
+    /// The user by id; `accountGone` when the user no longer exists.
     func user(id: String) async throws -> User
     /// Starts a session for a user who just proved who they are, and sets `lastLogin`.
-    func startSession(userId: String, session: NewSession) async throws -> User
+    func startSession(userId: String, session: NewSession, in transaction: WriteTransaction) async throws -> User
     /// Finds the Google account's user (by subject, else links the user with the same
     /// email, else creates one) and starts a session.
-    func signIn(google: GoogleIdentity, session: NewSession) async throws -> User
+    func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> User
     /// Spends a refresh token and stores its successor.
-    func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date) async throws -> RefreshOutcome
+    func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction) async throws -> RefreshOutcome
     /// Revokes the session; nil when it was revoked already (or is not the user's).
-    func revokeSession(id: String, userId: String) async throws -> SessionRevocation?
+    func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation?
     /// Whether the session exists and is not revoked.
     func isActive(sessionId: String) async throws -> Bool
 }

@@ -2,7 +2,6 @@ import Foundation
 import PostlyEvents
 import PostlyModels
 import PostlyPostgres
-import PostlyService
 
 public struct PostgresAccountRepository: AccountRepository {
     let database: Database
@@ -13,23 +12,22 @@ public struct PostgresAccountRepository: AccountRepository {
 
     static let userColumns = "id, name, email, password_hash, profile_picture, created_at, last_login"
 
-    public func register(name: String, email: String, passwordHash: String, session: NewSession) async throws -> User {
-        do {
-            return try await database.transaction { connection in
-                let id = UUID().uuidString.lowercased()
-                try await connection.execute(
-                    """
-                    INSERT INTO users (id, name, email, password_hash, last_login)
-                    VALUES (\(id), \(name), \(email), \(passwordHash), now())
-                    """)
-                let user = try await Self.user(id: id, in: connection)
-                try await Self.publish(.userRegistered(UserSnapshot(user)), userId: id, in: connection)
-                try await Self.insert(session, userId: id, in: connection)
-                return user
-            }
-        } catch DatabaseError.uniqueViolation {
-            throw APIError.conflict("An account with this email already exists")
+    public func register(name: String, email: String, passwordHash: String, session: NewSession, in transaction: WriteTransaction) async throws -> User {
+        let connection = transaction.connection
+        try await Self.lockAccount(email: email, in: connection)
+        guard try await connection.query("SELECT 1 AS taken FROM users WHERE email = \(email)").isEmpty else {
+            throw AccountError.emailTaken
         }
+        let id = UUID().uuidString.lowercased()
+        try await connection.execute(
+            """
+            INSERT INTO users (id, name, email, password_hash, last_login)
+            VALUES (\(id), \(name), \(email), \(passwordHash), now())
+            """)
+        let user = try await Self.user(id: id, in: connection)
+        try await transaction.emit(.userRegistered(UserSnapshot(user)), key: id, actorId: id)
+        try await Self.insert(session, userId: id, in: connection)
+        return user
     }
 
     public func account(email: String) async throws -> Account? {
@@ -41,102 +39,92 @@ public struct PostgresAccountRepository: AccountRepository {
         try await database.withConnection { try await Self.user(id: id, in: $0) }
     }
 
-    public func startSession(userId: String, session: NewSession) async throws -> User {
-        try await database.transaction { connection in
-            try await connection.execute("UPDATE users SET last_login = now() WHERE id = \(userId)")
-            try await Self.insert(session, userId: userId, in: connection)
-            return try await Self.user(id: userId, in: connection)
-        }
+    public func startSession(userId: String, session: NewSession, in transaction: WriteTransaction) async throws -> User {
+        let connection = transaction.connection
+        try await connection.execute("UPDATE users SET last_login = now() WHERE id = \(userId)")
+        try await Self.insert(session, userId: userId, in: connection)
+        return try await Self.user(id: userId, in: connection)
     }
 
-    public func signIn(google: GoogleIdentity, session: NewSession) async throws -> User {
-        do {
-            return try await signInOnce(google: google, session: session)
-        } catch DatabaseError.uniqueViolation {
-            // Two first sign-ins at once: the other one created the user; this one finds it.
-            return try await signInOnce(google: google, session: session)
+    public func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> User {
+        let connection = transaction.connection
+        // Two first sign-ins (or a sign-in and a registration) of one email at once take turns.
+        try await Self.lockAccount(email: google.email, in: connection)
+        var rows = try await connection.query(
+            "SELECT \(unescaped: Self.userColumns) FROM users WHERE google_subject = \(google.subject) FOR UPDATE")
+        if rows.isEmpty {
+            rows = try await connection.query(
+                "SELECT \(unescaped: Self.userColumns) FROM users WHERE email = \(google.email) FOR UPDATE")
         }
-    }
-
-    private func signInOnce(google: GoogleIdentity, session: NewSession) async throws -> User {
-        try await database.transaction { connection in
-            var rows = try await connection.query(
-                "SELECT \(unescaped: Self.userColumns) FROM users WHERE google_subject = \(google.subject) FOR UPDATE")
-            if rows.isEmpty {
-                rows = try await connection.query(
-                    "SELECT \(unescaped: Self.userColumns) FROM users WHERE email = \(google.email) FOR UPDATE")
-            }
-            let userId: String
-            if let row = rows.first {
-                // Known, or an email-password account with the same verified email: link it.
-                let existing = try Self.account(row).user
-                userId = existing.userId
-                try await connection.execute(
-                    """
-                    UPDATE users SET google_subject = \(google.subject), last_login = now(),
-                        profile_picture = COALESCE(profile_picture, \(google.picture))
-                    WHERE id = \(userId)
-                    """)
-                if existing.profilePicture == nil, let picture = google.picture {
-                    var updated = existing
-                    updated.profilePicture = picture
-                    try await Self.publish(.userUpdated(UserSnapshot(updated)), userId: userId, in: connection)
-                }
-            } else {
-                userId = UUID().uuidString.lowercased()
-                try await connection.execute(
-                    """
-                    INSERT INTO users (id, name, email, google_subject, profile_picture, last_login)
-                    VALUES (\(userId), \(google.name), \(google.email), \(google.subject), \(google.picture), now())
-                    """)
-                let user = try await Self.user(id: userId, in: connection)
-                try await Self.publish(.userRegistered(UserSnapshot(user)), userId: userId, in: connection)
-            }
-            try await Self.insert(session, userId: userId, in: connection)
-            return try await Self.user(id: userId, in: connection)
-        }
-    }
-
-    public func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date) async throws -> RefreshOutcome {
-        try await database.transaction { connection in
-            let rows = try await connection.query(
-                """
-                SELECT r.session_id, r.expires_at, r.spent_at, s.user_id, s.revoked_at, s.access_expires_at
-                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
-                WHERE r.token_hash = \(tokenHash)
-                FOR UPDATE
-                """)
-            guard let row = rows.first else { return .invalid }
-            let sessionId: String = try row.decode("session_id")
-            let userId: String = try row.decode("user_id")
-            guard row.isNull("revoked_at") else { return .invalid }
-            if !row.isNull("spent_at") {
-                // A spent token came back: whoever holds the session's tokens may be a thief.
-                guard let revocation = try await Self.revoke(sessionId: sessionId, userId: userId, in: connection) else {
-                    return .invalid
-                }
-                return .reused(revocation)
-            }
-            guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
-            try await connection.execute("UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = \(tokenHash)")
+        let userId: String
+        if let row = rows.first {
+            // Known, or an email-password account with the same verified email: link it.
+            let existing = try Self.account(row).user
+            userId = existing.userId
             try await connection.execute(
                 """
-                INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
-                VALUES (\(next.hash), \(sessionId), \(next.expiresAt))
+                UPDATE users SET google_subject = \(google.subject), last_login = now(),
+                    profile_picture = COALESCE(profile_picture, \(google.picture))
+                WHERE id = \(userId)
                 """)
+            if existing.profilePicture == nil, let picture = google.picture {
+                var updated = existing
+                updated.profilePicture = picture
+                try await transaction.emit(.userUpdated(UserSnapshot(updated)), key: userId, actorId: userId)
+            }
+        } else {
+            userId = UUID().uuidString.lowercased()
             try await connection.execute(
                 """
-                UPDATE sessions SET access_expires_at = GREATEST(access_expires_at, \(accessExpiresAt))
-                WHERE id = \(sessionId)
+                INSERT INTO users (id, name, email, google_subject, profile_picture, last_login)
+                VALUES (\(userId), \(google.name), \(google.email), \(google.subject), \(google.picture), now())
                 """)
-            return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
+            let user = try await Self.user(id: userId, in: connection)
+            try await transaction.emit(.userRegistered(UserSnapshot(user)), key: userId, actorId: userId)
         }
+        try await Self.insert(session, userId: userId, in: connection)
+        return try await Self.user(id: userId, in: connection)
     }
 
-    public func revokeSession(id: String, userId: String) async throws -> SessionRevocation? {
-        try await database.transaction { connection in
-            try await Self.revoke(sessionId: id, userId: userId, in: connection)
+    public func refresh(
+        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction
+    ) async throws -> RefreshOutcome {
+        let connection = transaction.connection
+        let rows = try await connection.query(
+            """
+            SELECT r.session_id, r.expires_at, r.spent_at, s.user_id, s.revoked_at, s.access_expires_at
+            FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+            WHERE r.token_hash = \(tokenHash)
+            FOR UPDATE
+            """)
+        guard let row = rows.first else { return .invalid }
+        let sessionId: String = try row.decode("session_id")
+        let userId: String = try row.decode("user_id")
+        guard row.isNull("revoked_at") else { return .invalid }
+        if !row.isNull("spent_at") {
+            // A spent token came back: whoever holds the session's tokens may be a thief.
+            guard let revocation = try await Self.revoke(sessionId: sessionId, userId: userId, in: transaction) else {
+                return .invalid
+            }
+            return .reused(revocation)
         }
+        guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
+        try await connection.execute("UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = \(tokenHash)")
+        try await connection.execute(
+            """
+            INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
+            VALUES (\(next.hash), \(sessionId), \(next.expiresAt))
+            """)
+        try await connection.execute(
+            """
+            UPDATE sessions SET access_expires_at = GREATEST(access_expires_at, \(accessExpiresAt))
+            WHERE id = \(sessionId)
+            """)
+        return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
+    }
+
+    public func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation? {
+        try await Self.revoke(sessionId: id, userId: userId, in: transaction)
     }
 
     public func isActive(sessionId: String) async throws -> Bool {
@@ -148,7 +136,7 @@ public struct PostgresAccountRepository: AccountRepository {
 
     static func user(id: String, in connection: DatabaseConnection) async throws -> User {
         let rows = try await connection.query("SELECT \(unescaped: userColumns) FROM users WHERE id = \(id)")
-        guard let row = rows.first else { throw APIError.unauthorized("The account no longer exists") }
+        guard let row = rows.first else { throw AccountError.accountGone }
         return try account(row).user
     }
 
@@ -173,8 +161,8 @@ public struct PostgresAccountRepository: AccountRepository {
 
     /// Marks the session revoked and writes `session.revoked`; nil when it was revoked
     /// already or is not the user's.
-    static func revoke(sessionId: String, userId: String, in connection: DatabaseConnection) async throws -> SessionRevocation? {
-        let rows = try await connection.query(
+    static func revoke(sessionId: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation? {
+        let rows = try await transaction.connection.query(
             """
             UPDATE sessions SET revoked_at = now()
             WHERE id = \(sessionId) AND user_id = \(userId) AND revoked_at IS NULL
@@ -182,19 +170,13 @@ public struct PostgresAccountRepository: AccountRepository {
             """)
         guard let row = rows.first else { return nil }
         let revocation = SessionRevocation(sessionId: sessionId, userId: userId, expiresAt: try row.decode("access_expires_at"))
-        try await publish(.sessionRevoked(revocation), userId: userId, in: connection)
+        try await transaction.emit(.sessionRevoked(revocation), key: userId, actorId: userId)
         return revocation
     }
 
-    /// Writes an event on `postly.users` keyed by the user, with the user's next sequence
-    /// (one counter for user.* and session.revoked: same topic, same key).
-    static func publish(_ data: EventData, userId: String, in connection: DatabaseConnection) async throws {
-        let rows = try await connection.query(
-            "UPDATE users SET event_sequence = event_sequence + 1 WHERE id = \(userId) RETURNING event_sequence")
-        guard let sequence = try rows.first?.decode("event_sequence", as: Int64.self) else {
-            throw APIError.unauthorized("The account no longer exists")
-        }
-        try await Outbox.add(Event(producer: "auth", key: userId, sequence: sequence, actorId: userId, data: data), in: connection)
+    /// Serializes the transactions that create or link the account of one email.
+    static func lockAccount(email: String, in connection: DatabaseConnection) async throws {
+        try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("account:" + email), 0))")
     }
 }
 

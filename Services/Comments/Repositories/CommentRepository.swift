@@ -1,23 +1,20 @@
+import PostlyEvents
 import PostlyModels
-import PostlyService
 
-/// The first answer to a `POST .../comments` with an `Idempotency-Key`, and the request it
-/// answered, so a retry can be told from a different request under the same key.
-struct IdempotentAnswer: Sendable, Hashable {
-    var postId: String
-    /// `content` exactly as the first request sent it.
-    var requestContent: String
-    var comment: Comment
+/// What the comments service refuses, in the domain's words; the controllers map them to
+/// problem documents.
+enum CommentError: Error, Sendable, Hashable {
+    /// No such post, or deleted, or another user's draft: all look alike.
+    case postNotFound
+    /// No such comment on that post.
+    case commentNotFound
+    /// Only the comment's author or the post's author may delete a comment.
+    case notAllowedToDelete
 }
 
-enum CreateOutcome: Sendable, Hashable {
-    case created(Comment)
-    /// Another request with the same key got there first (concurrently).
-    case keyTaken
-}
-
-/// The comments service's storage: comments, the projection of posts and users, idempotency
-/// keys, and the events that go with each change (written in the same transaction).
+/// The comments service's storage: comments and the projection of posts and users. Reads
+/// take the database; every write runs inside the service's write unit (`WriteTransaction`),
+/// which adds the events it emits to the outbox with the change.
 protocol CommentRepository: Sendable {
     /// The projection's knowledge of a post, deleted ones included; nil when it has none.
     func post(id: String) async throws -> KnownPost?
@@ -25,12 +22,11 @@ protocol CommentRepository: Sendable {
     func comments(postId: String, page: PageRequest?) async throws -> [Comment]
     /// The user's picture, when a user event told it.
     func profilePicture(userId: String) async throws -> String?
-    /// The unexpired first answer for the user's key.
-    func idempotentAnswer(userId: String, key: String) async throws -> IdempotentAnswer?
-    /// Stores `comment`, its `comment.created` event and, with a key, the answer for retries.
-    /// Throws 404 when the post was deleted meanwhile.
-    func create(_ comment: Comment, on post: KnownPost, idempotencyKey: String?, requestContent: String) async throws -> CreateOutcome
+    /// Stores `comment` with its `comment.created` event. Throws `postNotFound` when the post
+    /// was deleted meanwhile.
+    func create(_ comment: Comment, on post: KnownPost, in transaction: WriteTransaction) async throws -> Comment
     /// Deletes the comment of `post` with its `comment.deleted` event when `userId` wrote the
-    /// comment or the post; throws 404 for a comment not on that post, 403 for anyone else.
-    func delete(commentId: String, on post: KnownPost, by userId: String) async throws
+    /// comment or the post; `commentNotFound` for a comment not on that post,
+    /// `notAllowedToDelete` for anyone else.
+    func delete(commentId: String, on post: KnownPost, by userId: String, in transaction: WriteTransaction) async throws
 }

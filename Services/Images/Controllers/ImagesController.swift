@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import PostlyModels
 import PostlyService
 
 /// `GET /api/images/search?query&per_page&page` and `GET /api/images/curated?per_page&page`,

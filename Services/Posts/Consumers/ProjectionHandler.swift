@@ -2,38 +2,32 @@ import PostlyEvents
 import PostlyModels
 import PostlyPostgres
 
-/// Keeps the posts service's projections: authors' names and pictures from user events,
-/// the comments shown in posts (and their count) from comment events. The runner has
-/// already dropped stale and repeated events.
+/// Keeps the posts service's projections: authors' names and pictures from user events (the
+/// shared `UsersProjection`), and the comments shown in posts from comment events. The
+/// runner has already dropped stale and repeated events.
+///
+/// A comment event touches the `comments` rows only, never the post's row: a post's
+/// `commentsCount` is counted from them when the post is read. (A counter on the post's row
+/// made this consumer and a post's deletion lock the post and its comments in opposite
+/// orders, and deadlock.)
 public struct ProjectionHandler: EventHandler {
     public init() {}
 
     public func apply(_ event: Event, in connection: DatabaseConnection) async throws {
         switch event.data {
-        case .userRegistered(let user), .userUpdated(let user):
-            try await connection.execute(
-                """
-                INSERT INTO users (user_id, name, profile_picture) VALUES (\(user.userId), \(user.name), \(user.profilePicture))
-                ON CONFLICT (user_id) DO UPDATE SET name = EXCLUDED.name, profile_picture = EXCLUDED.profile_picture
-                """)
+        case .userRegistered, .userUpdated:
+            try await UsersProjection.apply(event, in: connection)
         case .commentCreated(let snapshot):
             let comment = snapshot.comment
-            let inserted = try await connection.execute(
+            try await connection.execute(
                 """
                 INSERT INTO comments (id, post_id, content, author_id, author_name, author_picture, created_at)
                 VALUES (\(comment.id), \(comment.postId), \(comment.content), \(comment.author.userId), \(comment.author.name),
                         \(comment.author.profilePicture), \(comment.createdAt))
                 ON CONFLICT (id) DO NOTHING
                 """)
-            if inserted > 0 {
-                try await connection.execute("UPDATE posts SET comments_count = comments_count + 1 WHERE id = \(comment.postId)")
-            }
         case .commentDeleted(let snapshot):
-            let deleted = try await connection.execute("DELETE FROM comments WHERE id = \(snapshot.comment.id)")
-            if deleted > 0 {
-                try await connection.execute(
-                    "UPDATE posts SET comments_count = greatest(comments_count - 1, 0) WHERE id = \(snapshot.comment.postId)")
-            }
+            try await connection.execute("DELETE FROM comments WHERE id = \(snapshot.comment.id)")
         default:
             break
         }

@@ -1,21 +1,23 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import PostlyEvents
 import PostlyModels
 import PostlyService
 
 extension LikeStatus: ResponseEncodable {}
 
-/// The posts and likes routes of the contract.
+/// The posts and likes routes of the contract. Every write goes through the service's
+/// write unit, which also records `Idempotency-Key` answers and retries transient errors.
 public struct PostsController: Sendable {
     let repository: any PostRepository
     let views: ViewCounter
+    let writes: WriteUnit
 
-    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
-
-    public init(repository: any PostRepository, views: ViewCounter) {
+    public init(repository: any PostRepository, views: ViewCounter, writes: WriteUnit) {
         self.repository = repository
         self.views = views
+        self.writes = writes
     }
 
     public func addRoutes(to router: Router<PostlyRequestContext>) {
@@ -117,19 +119,16 @@ public struct PostsController: Sendable {
 
     // MARK: - Writes
 
-    @Sendable func create(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+    @Sendable func create(_ request: Request, context: PostlyRequestContext) async throws -> StoredAnswer {
         let identity = try context.requireIdentity()
-        var idempotencyKey: String?
-        if let key = request.headers[Self.idempotencyKey] {
-            guard (1...255).contains(key.count) else { throw APIError.badRequest("'Idempotency-Key' must be 1 to 255 characters") }
-            idempotencyKey = key
+        var request = request
+        let idempotency = try await IdempotencyKey.from(&request, userId: identity.userId)
+        let new = try await request.decodeJSON(as: CreatePostRequest.self, context: context).validated()
+        return try await writes.write(idempotency: idempotency) { transaction in
+            let post = try await repository.create(new, by: Caller(identity), in: transaction)
+            return try StoredAnswer(
+                status: 201, headers: [.init("Location", "/api/posts/\(post.id)"), .init("ETag", Self.etag(post))], json: post)
         }
-        let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
-        let new = try body.validated()
-        let (post, _) = try await repository.create(new, by: Caller(identity), idempotencyKey: idempotencyKey)
-        return try EditedResponse(
-            status: .created, headers: [.location: "/api/posts/\(post.id)", .eTag: Self.etag(post)], response: post
-        ).response(from: request, context: context)
     }
 
     @Sendable func update(_ request: Request, context: PostlyRequestContext) async throws -> Response {
@@ -137,7 +136,11 @@ public struct PostsController: Sendable {
         let id = try context.parameters.require("id")
         let body = try await request.decodeJSON(as: UpdatePostRequest.self, context: context)
         let changes = try body.validated()
-        switch try await repository.update(id: id, changes, by: Caller(identity), ifMatch: Self.ifMatchVersion(request)) {
+        let ifMatch = Self.ifMatchVersion(request)
+        let outcome = try await writes.write { transaction in
+            try await repository.update(id: id, changes, by: Caller(identity), ifMatch: ifMatch, in: transaction)
+        }
+        switch outcome {
         case .updated(let post):
             return try EditedResponse(headers: [.eTag: Self.etag(post)], response: post).response(from: request, context: context)
         case .stale(let post):
@@ -148,7 +151,8 @@ public struct PostsController: Sendable {
 
     @Sendable func delete(_ request: Request, context: PostlyRequestContext) async throws -> Message {
         let identity = try context.requireIdentity()
-        try await repository.delete(id: try context.parameters.require("id"), by: Caller(identity))
+        let id = try context.parameters.require("id")
+        try await writes.write { try await repository.delete(id: id, by: Caller(identity), in: $0) }
         return Message("Post deleted")
     }
 
@@ -156,13 +160,15 @@ public struct PostsController: Sendable {
 
     @Sendable func like(_ request: Request, context: PostlyRequestContext) async throws -> Message {
         let identity = try context.requireIdentity()
-        try await repository.like(id: try context.parameters.require("id"), by: Caller(identity))
+        let id = try context.parameters.require("id")
+        try await writes.write { try await repository.setLiked(true, id: id, by: Caller(identity), in: $0) }
         return Message("Post liked")
     }
 
     @Sendable func unlike(_ request: Request, context: PostlyRequestContext) async throws -> Message {
         let identity = try context.requireIdentity()
-        try await repository.unlike(id: try context.parameters.require("id"), by: Caller(identity))
+        let id = try context.parameters.require("id")
+        try await writes.write { try await repository.setLiked(false, id: id, by: Caller(identity), in: $0) }
         return Message("Post unliked")
     }
 

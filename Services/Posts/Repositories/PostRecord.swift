@@ -18,12 +18,10 @@ struct PostRecord: Sendable {
     var readTime: Int
     var views: Int
     var likes: Int
-    var commentsCount: Int
     var createdAt: Date
     var updatedAt: Date
     var publishedAt: Date?
     var version: Int
-    var eventSequence: Int64
 
     init(_ row: Row) throws {
         id = try row.decode("id")
@@ -44,12 +42,15 @@ struct PostRecord: Sendable {
         readTime = try row.decode("read_time")
         views = try row.decode("views")
         likes = try row.decode("likes")
-        commentsCount = try row.decode("comments_count")
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
         publishedAt = try row.decode("published_at")
         version = try row.decode("version")
-        eventSequence = try row.decode("event_sequence")
+    }
+
+    /// The one visibility rule: a draft exists for its author only.
+    func isVisible(to viewer: String?) -> Bool {
+        status == .published || authorId == viewer
     }
 
     var author: Author { Author(userId: authorId, name: authorName, profilePicture: authorPicture) }
@@ -67,10 +68,5 @@ struct PostRecord: Sendable {
             id: id, title: title, content: content, excerpt: excerpt, slug: slug, status: status, coverImage: coverImage,
             author: author, readTime: readTime, createdAt: createdAt, updatedAt: updatedAt, publishedAt: publishedAt,
             deletedAt: deletedAt, version: version)
-    }
-
-    /// An event of this post, with the post's current event sequence.
-    func event(_ data: EventData, actorId: String?) -> Event {
-        Event(producer: "posts", key: id, sequence: eventSequence, actorId: actorId, data: data)
     }
 }

@@ -1,5 +1,5 @@
+import PostlyEvents
 import PostlyModels
-import PostlyService
 
 /// What a new post is made of, validated.
 public struct NewPost: Sendable, Hashable, Codable {
@@ -42,22 +42,49 @@ public enum UpdateOutcome: Sendable {
     case stale(Post)
 }
 
-/// The posts service's storage. Every write commits its change and its event together.
+/// What the posts service's storage refuses, in the domain's words; the controllers map
+/// them to problem documents.
+public enum PostError: Error, Sendable, Hashable {
+    /// No such post, or another user's draft (which does not exist for anyone but its author).
+    case notFound
+    /// Another user's published post: only its author may change it.
+    case notAuthor
+}
+
+/// The posts service's storage. Reads take the database; every write runs inside the
+/// service's write unit (`WriteTransaction`), which adds the events it emits to the outbox
+/// with the change. Not-found and not-allowed are `PostError`s.
 public protocol PostRepository: Sendable {
-    /// Creates a post; with an idempotency key, a retry answers the first result (`replayed`).
-    func create(_ post: NewPost, by caller: Caller, idempotencyKey: String?) async throws -> (post: Post, replayed: Bool)
-    /// The post, if `viewer` may see it; else `APIError.notFound`.
+    /// The post, if `viewer` may see it.
     func post(id: String, viewer: String?) async throws -> Post
     /// By current or former slug.
     func post(slug: String, viewer: String?) async throws -> Post
     func list(_ filter: PostFilter, page: PageRequest) async throws -> PostPage
-    func update(id: String, _ changes: PostChanges, by caller: Caller, ifMatch: Int?) async throws -> UpdateOutcome
-    func delete(id: String, by caller: Caller) async throws
-    func like(id: String, by caller: Caller) async throws
-    func unlike(id: String, by caller: Caller) async throws
     func isLiked(id: String, by caller: Caller) async throws -> Bool
+
+    func create(_ post: NewPost, by caller: Caller, in transaction: WriteTransaction) async throws -> Post
+    func update(id: String, _ changes: PostChanges, by caller: Caller, ifMatch: Int?, in transaction: WriteTransaction) async throws -> UpdateOutcome
+    func delete(id: String, by caller: Caller, in transaction: WriteTransaction) async throws
+    /// Likes or unlikes; liking twice counts once, unliking what is not liked is fine.
+    func setLiked(_ liked: Bool, id: String, by caller: Caller, in transaction: WriteTransaction) async throws
     /// Adds counted views, by post id.
     func addViews(_ views: [String: Int]) async throws
-    /// Emits `post.updated` with the current state of every post; returns how many.
-    func republishAll() async throws -> Int
+    /// Emits `post.updated` with the current state of up to `limit` posts after id `after`, in
+    /// id order; returns their ids, none when there are no more.
+    func republish(after: String, limit: Int, in transaction: WriteTransaction) async throws -> [String]
+}
+
+extension PostRepository {
+    /// Emits `post.updated` for every post, in batches of 200 in id order, each its own
+    /// transaction so a large table never holds one long lock; returns how many.
+    public func republishAll(through writes: WriteUnit) async throws -> Int {
+        var republished = 0
+        var after = ""
+        while true {
+            let ids = try await writes.write { try await republish(after: after, limit: 200, in: $0) }
+            guard let last = ids.last else { return republished }
+            republished += ids.count
+            after = last
+        }
+    }
 }

@@ -1,0 +1,10 @@
+import PostlyService
+
+extension PostError: APIErrorConvertible {
+    public var apiError: APIError {
+        switch self {
+        case .notFound: .notFound("Post not found")
+        case .notAuthor: .forbidden("Only the author can change this post")
+        }
+    }
+}

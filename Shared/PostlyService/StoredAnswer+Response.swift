@@ -1,0 +1,34 @@
+import HTTPTypes
+import Hummingbird
+import PostlyEvents
+
+extension StoredAnswer: ResponseGenerator {
+    /// The stored answer as sent the first time: status, headers and body, byte for byte.
+    public func response(from request: Request, context: some RequestContext) -> Response {
+        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        for header in headers {
+            if let name = HTTPField.Name(header.name) { fields[name] = header.value }
+        }
+        return Response(
+            status: HTTPResponse.Status(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension IdempotencyKey {
+    /// The request's `Idempotency-Key` for a write by `userId`: nil without the header, 400
+    /// when it is empty or longer than 255 characters. Collects the body (413 over 1 MiB)
+    /// for the fingerprint; `request.decodeJSON` reads it again afterwards.
+    public static func from(_ request: inout Request, userId: String) async throws -> IdempotencyKey? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard (1...maximumLength).contains(key.count) else {
+            throw APIError.badRequest("'Idempotency-Key' must be 1 to \(maximumLength) characters")
+        }
+        let body = try await request.collectBody(upTo: RequestLimits.maxBodyBytes)
+        return IdempotencyKey(
+            key: key, userId: userId, method: request.method.rawValue, path: request.uri.path, body: Array(body.readableBytesView))
+    }
+}
+
+extension HTTPField.Name {
+    public static let idempotencyKey = Self("Idempotency-Key")!
+}

@@ -1,0 +1,125 @@
+import Foundation
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+import Synchronization
+import Testing
+import TestSupport
+
+/// The write unit: one transaction for the change, the event's sequence and the outbox;
+/// transient errors run it again; idempotent writes answer the first answer.
+@Suite struct WriteUnitTests {
+    let schema = Migrations([
+        Outbox.migration,
+        WriteUnit.migration(version: 2),
+        Migration(version: 3, name: "rows", sql: "CREATE TABLE rows (id text PRIMARY KEY, n integer NOT NULL); INSERT INTO rows VALUES ('a', 0), ('b', 0)"),
+    ])
+
+    @Test func eachKeysEventsTakeTheNextSequenceFromOnePlace() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let writes = WriteUnit(database: database, producer: "tests", logger: testLogger)
+            let user = UserSnapshot(userId: "u", name: "U", profilePicture: nil)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        _ = try await writes.write { try await $0.emit(.userUpdated(user), key: "u", actorId: "u") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let other = try await writes.write { try await $0.emit(.userUpdated(user), key: "v", actorId: "v") }
+            let rows = try await database.query("SELECT payload FROM outbox ORDER BY id")
+            let events = try rows.map { try PostlyJSON.decoder().decode(Event.self, from: Data($0.decode("payload", as: [UInt8].self))) }
+            #expect(events.filter { $0.key == "u" }.map(\.sequence) == Array(1...10), "in outbox order, without gaps")
+            #expect(other.sequence == 1)
+            #expect(events.allSatisfy { $0.producer == "tests" })
+        }
+    }
+
+    @Test func aDeadlockBetweenTwoWritesEndsWithBothCommitted() async throws {
+        try await TestDatabase.with(poolSize: 4) { database in
+            try await schema.apply(to: database)
+            let writes = WriteUnit(database: database, producer: "tests", logger: testLogger)
+            let attempts = Locked(0)
+            // Each locks one row, waits until both hold theirs, then wants the other's: the
+            // first time round PostgreSQL must break the cycle by failing one with 40P01.
+            let bothLocked = Barrier(parties: 2)
+            func crossing(_ first: String, _ second: String) async throws {
+                try await writes.write { transaction in
+                    let attempt = attempts.withLock { $0 += 1; return $0 }
+                    try await transaction.connection.execute("UPDATE rows SET n = n + 1 WHERE id = \(first)")
+                    if attempt <= 2 { await bothLocked.arrive() }
+                    try await transaction.connection.execute("UPDATE rows SET n = n + 1 WHERE id = \(second)")
+                }
+            }
+            async let one: Void = crossing("a", "b")
+            async let two: Void = crossing("b", "a")
+            _ = try await (one, two)
+            let counts = try await database.query("SELECT n FROM rows ORDER BY id").map { try $0.decode("n", as: Int.self) }
+            #expect(counts == [2, 2], "both changes committed, each once")
+            #expect(attempts.withLock { $0 } == 3, "the deadlock's victim ran once more")
+        }
+    }
+
+    @Test func aTransientErrorThatPersistsIsThrownAfterTheLastAttempt() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let writes = WriteUnit(database: database, producer: "tests", maximumAttempts: 3, logger: testLogger)
+            let attempts = Locked(0)
+            await #expect(throws: DatabaseError.serializationFailure) {
+                try await writes.write { _ in
+                    attempts.withLock { $0 += 1 }
+                    throw DatabaseError.serializationFailure
+                }
+            }
+            #expect(attempts.withLock { $0 } == 3)
+        }
+    }
+
+    @Test func anIdempotentWriteAnswersTheFirstAnswerUntilTheKeyExpires() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let clock = TestClock()
+            let writes = WriteUnit(database: database, producer: "tests", clock: clock.now, logger: testLogger)
+            func create(_ body: String) async throws -> StoredAnswer {
+                let key = IdempotencyKey(key: "k", userId: "u", method: "POST", path: "/rows", body: Array(body.utf8))
+                return try await writes.write(idempotency: key) { transaction in
+                    let n = try await transaction.connection.query("UPDATE rows SET n = n + 1 WHERE id = 'a' RETURNING n")
+                    return StoredAnswer(status: 201, headers: [.init("Location", "/rows/a")], body: Array("\(try n[0].decode("n", as: Int.self))".utf8))
+                }
+            }
+            let first = try await create("x")
+            #expect(try await create("x") == first)
+            await #expect(throws: IdempotencyError.keyReused) { try await create("y") }
+            clock.advance(by: IdempotencyKey.lifetime + 1)
+            #expect(try await writes.purgeExpiredAnswers() == 1)
+            let afterExpiry = try await create("y")
+            #expect(afterExpiry.body == Array("2".utf8), "an expired key is a new request")
+        }
+    }
+}
+
+/// Lets `parties` tasks wait until all of them have arrived.
+final class Barrier: Sendable {
+    private let state: Mutex<(arrived: Int, waiting: [CheckedContinuation<Void, Never>])>
+    private let parties: Int
+
+    init(parties: Int) {
+        self.parties = parties
+        state = Mutex((0, []))
+    }
+
+    func arrive() async {
+        await withCheckedContinuation { continuation in
+            let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.arrived += 1
+                state.waiting.append(continuation)
+                guard state.arrived >= parties else { return [] }
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for waiter in released { waiter.resume() }
+        }
+    }
+}

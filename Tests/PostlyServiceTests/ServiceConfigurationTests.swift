@@ -1,0 +1,31 @@
+import PostlyService
+import Testing
+
+/// Every service reads its environment the same way: unset or empty takes the local default.
+@Suite struct ServiceConfigurationTests {
+    @Test func postgresConfigurationReadsTheEnvironmentWithLocalDefaults() {
+        let defaults = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: [:]).postgres
+        #expect(defaults.host == "127.0.0.1")
+        #expect(defaults.port == 5432)
+        #expect(defaults.user == "postgres")
+        #expect(defaults.password == nil)
+        #expect(defaults.database == "postly_posts")
+        #expect(defaults.poolSize == 10)
+        let set = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: [
+            "POSTGRES_HOST": "db", "POSTGRES_PORT": "6543", "POSTGRES_USER": "posts", "POSTGRES_PASSWORD": "pw",
+            "POSTGRES_DATABASE": "posts", "POSTGRES_POOL_SIZE": "3",
+        ]).postgres
+        #expect(set.host == "db" && set.port == 6543 && set.user == "posts" && set.password == "pw")
+        #expect(set.database == "posts" && set.poolSize == 3)
+        #expect(!set.description.contains("pw"))
+    }
+
+    @Test func emptyAndUnparsableValuesTakeTheDefault() {
+        let environment: Environment = ["PORT": "", "LOG_LEVEL": "", "KAFKA_BROKERS": "", "POSTGRES_POOL_SIZE": "many"]
+        let configuration = ServiceConfiguration(name: "comments", defaultPort: 8083, environment: environment)
+        #expect(configuration.port == 8083)
+        #expect(configuration.logLevel == .info)
+        #expect(configuration.kafka.brokers == "127.0.0.1:9092")
+        #expect(configuration.postgres.poolSize == 10)
+    }
+}
