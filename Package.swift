@@ -22,7 +22,7 @@ func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
 /// The services, each declared the same way: its library (routes, storage, consumers) in
 /// `Services/<Name>`, its thin executable `postly-<name>` in `Services/<Name>/main`, and
 /// its contract tests in `Tests/<Name>Tests`. Services are added here as their issues land.
-let services: [String] = ["Auth", "Posts", "Comments", "Images"]
+let services: [String] = ["Auth", "Posts", "Comments", "Notifications", "Images"]
 
 /// What a service uses beyond the scaffold, for its library and its tests.
 let serviceDependencies: [String: [Target.Dependency]] = [

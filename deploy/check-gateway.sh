@@ -88,7 +88,7 @@ python3 "$run/fake.py" "${fakes[@]}" &
 fake_pid=$!
 for spec in "${fakes[@]}"; do wait_port "${spec#*=}" 10 || { echo "fake ${spec%=*} did not start" >&2; exit 1; }; done
 
-gateway_config "$run/nginx" "$gateway_port"
+POSTLY_CORS_ORIGINS="http://localhost:3000, https://app.example.com" gateway_config "$run/nginx" "$gateway_port"
 # The same postly.conf with short timeouts, so that a slow service and a slow client take
 # seconds to check, and one route that fails inside nginx itself.
 sed -e 's/proxy_read_timeout 60s;/proxy_read_timeout 2s;/' -e 's/client_body_timeout 30s;/client_body_timeout 1s;/' \
@@ -218,6 +218,32 @@ for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /me
   expect_problem 404 not_found "GET $path"
 done
 
+# CORS: preflights answered by the gateway, allowed origins echoed on every answer.
+app=https://app.example.com
+request OPTIONS /api/posts -H "Origin: $app" -H 'Access-Control-Request-Method: POST' \
+  -H 'Access-Control-Request-Headers: authorization, content-type, idempotency-key'
+if [ "$status" = 204 ] && [ "$(header Access-Control-Allow-Origin)" = "$app" ] && [ ! -s "$run/b" ] \
+  && [[ "$(header Access-Control-Allow-Methods)" == *PUT* ]] && [[ "$(header Access-Control-Allow-Headers)" == *Idempotency-Key* ]] \
+  && [[ "$(header Access-Control-Allow-Headers)" == *Last-Event-ID* ]] && [ -n "$(header Access-Control-Max-Age)" ] \
+  && [ -n "$(header X-Request-ID)" ]; then pass
+else fail "a preflight from an allowed origin: $status $(cat "$run/h")"; fi
+request OPTIONS /api/notifications/stream -H 'Origin: https://evil.example' -H 'Access-Control-Request-Method: GET'
+if [ "$status" = 204 ] && [ -z "$(header Access-Control-Allow-Origin)" ] && [ -z "$(header Access-Control-Allow-Methods)" ]; then pass
+else fail "a preflight from another origin is answered without allowing anything: $status $(cat "$run/h")"; fi
+request GET /api/posts -H "Origin: $app"
+if [ "$status" = 200 ] && [ "$(json service)" = posts ] && [ "$(header Access-Control-Allow-Origin)" = "$app" ] \
+  && [[ "$(header Access-Control-Expose-Headers)" == *X-Total-Count* ]] && [[ "$(header Access-Control-Expose-Headers)" == *ETag* ]]; then pass
+else fail "an answer to an allowed origin carries Access-Control-Allow-Origin and the exposed headers: $(cat "$run/h")"; fi
+request GET /api/posts -H 'Origin: http://localhost:3000'
+if [ "$(header Access-Control-Allow-Origin)" = http://localhost:3000 ]; then pass; else fail "the second configured origin is allowed"; fi
+request GET /api/posts -H 'Origin: https://evil.example'
+if [ "$status" = 200 ] && [ -z "$(header Access-Control-Allow-Origin)" ]; then pass; else fail "another origin gets no Access-Control-Allow-Origin"; fi
+request GET /api/posts
+if [ -z "$(header Access-Control-Allow-Origin)" ]; then pass; else fail "a request without Origin gets no CORS headers"; fi
+request GET /api/images/search -H "Origin: $app"
+if [ "$status" = 503 ] && [ "$(header Access-Control-Allow-Origin)" = "$app" ] && [ "$(header_count X-Request-ID)" = 1 ]; then pass
+else fail "the gateway's own problem documents carry CORS headers too: $status $(cat "$run/h")"; fi
+
 # nginx's own errors, each a problem document with the request id.
 request GET /api/posts/close-connection -H 'X-Request-ID: dropped-1'
 expect_problem 503 service_unavailable "a service that drops the connection (nginx's 502)"
@@ -251,6 +277,8 @@ cp "$postly_root/deploy/nginx/postly.conf" "$compose/conf.d/default.conf"
 compose_port=$(free_port)
 sed "s/^listen 8080;/listen 127.0.0.1:$compose_port;/" "$postly_root/deploy/nginx/postly-upstreams.compose.conf" \
   >"$compose/postly-upstreams.conf"
+cp "$postly_root/deploy/nginx/postly-headers.conf" "$compose/"
+POSTLY_CORS_ORIGINS='*' "$postly_root/deploy/nginx/cors-origins.sh" "$compose/postly-cors-origins.conf"
 cat >"$compose/nginx.conf" <<CONF
 pid $compose/nginx.pid;
 error_log stderr notice;
@@ -269,8 +297,10 @@ gateway_start "$compose" "$compose_port" "$run/gateway.log"
 base="http://127.0.0.1:$compose_port"
 request GET /api/posts -H 'X-Request-ID: compose-1'
 expect_problem 503 service_unavailable "compose flavour, a service without a container"
-request GET /api/nope
+request GET /api/nope -H 'Origin: https://anywhere.example'
 expect_problem 404 not_found "compose flavour, an unknown path"
+if [ "$(header Access-Control-Allow-Origin)" = https://anywhere.example ]; then pass
+else fail "compose flavour with POSTLY_CORS_ORIGINS=*: any origin is allowed"; fi
 gateway_stop "$compose"
 
 echo "$passed passed, $failed failed"

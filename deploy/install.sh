@@ -19,7 +19,7 @@ fi
 
 packages=(build-essential pkg-config dpkg-dev libssl-dev zlib1g-dev libzstd-dev liblz4-dev
   libcurl4-openssl-dev libpq-dev libcmark-gfm-dev libcmark-gfm-extensions-dev postgresql postgresql-contrib
-  nginx-light python3 python3-venv
+  nginx-light python3 python3-venv python3-yaml
   curl ca-certificates)
 missing=()
 for p in "${packages[@]}"; do

@@ -112,6 +112,8 @@ gateway_config() {
       echo "set \$postly_$name postly_$name;"
     done
   } >"$dir/postly-upstreams.conf"
+  ln -sf "$postly_root/deploy/nginx/postly-headers.conf" "$dir/postly-headers.conf"
+  "$postly_root/deploy/nginx/cors-origins.sh" "$dir/postly-cors-origins.conf"
   # The variables above name these groups: nginx keeps connections to each service open
   # (without them every request pays a new TCP connection), and max_fails=0 never benches a
   # service that was down a moment ago.

@@ -33,3 +33,7 @@ swift test --skip-build --no-parallel "$@"
 
 # The gateway's routing table and problem documents, against fake services.
 "$postly_root/deploy/check-gateway.sh"
+# docker-compose.yml, checked without a Docker engine.
+"$postly_root/deploy/check_compose.py"
+# The whole suite through the gateway, as the app uses it (its own servers, ports and folder).
+POSTLY_BUILD_CONFIGURATION=debug "$postly_root/deploy/system_test.py"

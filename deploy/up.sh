@@ -10,6 +10,8 @@
 #   POSTLY_AUTH_PORT=8081 POSTLY_POSTS_PORT=8082 POSTLY_COMMENTS_PORT=8083
 #   POSTLY_SEARCH_PORT=8084 POSTLY_IMAGES_PORT=8085 POSTLY_NOTIFICATIONS_PORT=8086
 #   LOG_LEVEL=info  POSTLY_BUILD_CONFIGURATION=release  POSTLY_READY_TIMEOUT=60 (seconds)
+#   POSTLY_RUN_DIR=.run (where state, logs and pids live; the system tests use a folder of their own)
+#   POSTLY_CORS_ORIGINS=http://localhost:3000 (browser origins the gateway allows; * for any)
 # Any other variable set when calling it (PEXELS_API_KEY, ...) reaches the services.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +25,7 @@ broker_port=${POSTLY_BROKER_PORT:-9092}
 configuration=${POSTLY_BUILD_CONFIGURATION:-release}
 ready_timeout=${POSTLY_READY_TIMEOUT:-60}
 export LOG_LEVEL=${LOG_LEVEL:-info}
-run="$postly_root/.run"
+run=${POSTLY_RUN_DIR:-$postly_root/.run}
 logs="$run/logs"
 
 say() { printf '[up] %s\n' "$*" >&2; }
@@ -68,8 +70,10 @@ say "broker (tansu, memory only) on 127.0.0.1:$broker_port"
 broker_start "$run/broker" "$broker_port"
 ln -sf ../broker/broker.log "$logs/broker.log"
 for topic in postly.users postly.posts postly.comments postly.deadletter; do
-  "$tansu_bin" topic create "$topic" --partitions 3 --broker "tcp://127.0.0.1:$broker_port" >>"$logs/broker.log" 2>&1 \
-    || { say "could not create topic $topic; see $logs/broker.log"; exit 1; }
+  # Idempotent: a topic that already exists (a service created it first) is fine.
+  output=$("$tansu_bin" topic create "$topic" --partitions 3 --broker "tcp://127.0.0.1:$broker_port" 2>&1) \
+    || grep -qiE 'already.?exists' <<<"$output" \
+    || { echo "$output" >>"$logs/broker.log"; say "could not create topic $topic; see $logs/broker.log"; exit 1; }
 done
 
 for name in "${services[@]}"; do
@@ -80,7 +84,8 @@ for name in "${services[@]}"; do
     export PORT=$port HOST=127.0.0.1 \
       POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
       POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
-      AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}"
+      AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}" \
+      POSTS_URL="http://127.0.0.1:$(service_port posts)"
     # Posts stored by an earlier renderer are rendered again first (unchanged ones are left alone).
     if [ "$name" = posts ]; then "$bin_dir/postly-posts" rerender >>"$logs/$name.log" 2>&1 || true; fi
     exec "$bin_dir/postly-$name" >>"$logs/$name.log" 2>&1

@@ -12,7 +12,7 @@ import PostlyPostgres
 ///
 /// Neither `version` nor `updatedAt` changes: the author changed nothing.
 struct ContentRerender {
-    let database: Database
+    let writes: WriteUnit
 
     /// How many posts changed.
     func run() async throws -> Int {
@@ -20,8 +20,8 @@ struct ContentRerender {
         var after = ""
         while true {
             // Batches in id order, each its own transaction, so a large table never holds one long lock.
-            let (last, changedInBatch) = try await database.transaction { connection -> (String?, Int) in
-                let rows = try await connection.query(
+            let (last, changedInBatch) = try await writes.write { transaction -> (String?, Int) in
+                let rows = try await transaction.connection.query(
                     """
                     SELECT \(unescaped: PostgresPostRepository.columns) \(unescaped: PostgresPostRepository.from)
                     WHERE p.id > \(after) ORDER BY p.id LIMIT 100 FOR UPDATE OF p
@@ -30,16 +30,11 @@ struct ContentRerender {
                 for var record in try rows.map(PostRecord.init) {
                     let rendering = PostRendering(markdown: record.content)
                     guard rendering.html != record.contentHtml || rendering.excerpt != record.excerpt else { continue }
-                    try await connection.execute(
-                        """
-                        UPDATE posts SET content_html = \(rendering.html), excerpt = \(rendering.excerpt)
-                        WHERE id = \(record.id)
-                        """)
+                    try await transaction.connection.execute(
+                        "UPDATE posts SET content_html = \(rendering.html), excerpt = \(rendering.excerpt) WHERE id = \(record.id)")
                     record.contentHtml = rendering.html
                     record.excerpt = rendering.excerpt
-                    // The write unit numbers the event and appends it to the outbox.
-                    try await WriteUnit(database: database, producer: "posts", logger: Logger(label: "postly.posts.rerender"))
-                        .joining(connection).emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
+                    try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
                     changedInBatch += 1
                 }
                 return (try rows.last?.decode("id", as: String.self), changedInBatch)
@@ -56,7 +51,7 @@ struct ContentRerender {
 public func rerenderPosts(_ configuration: PostsConfiguration, logger: Logger) async throws -> Int {
     let database = Database(configuration: configuration.service.postgres, logger: logger)
     try await Migrations(schema).apply(to: database)
-    let count = try await ContentRerender(database: database).run()
+    let count = try await ContentRerender(writes: WriteUnit(database: database, producer: "posts", logger: logger)).run()
     await database.close()
     return count
 }

@@ -7,7 +7,7 @@ let openAPIDocument = #"""
   "paths": {
     "/api/posts": {
       "get": {"summary": "Published posts, newest first; status=draft lists the caller's drafts (JWT)",
-        "parameters": [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}],
+        "parameters": [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}, {"$ref": "#/components/parameters/formats"}],
         "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"}}},
       "post": {"summary": "Create a post", "security": [{"bearer": []}],
         "parameters": [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "maxLength": 255},
@@ -54,13 +54,13 @@ let openAPIDocument = #"""
     "/api/users/{userId}/posts": {
       "get": {"summary": "A user's posts; status=draft only for the caller's own id (else 403)",
         "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
-                       {"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}],
+                       {"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}, {"$ref": "#/components/parameters/formats"}],
         "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"},
                       "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"}}}
     },
     "/api/users/me/posts": {
       "get": {"summary": "The caller's posts, any status unless status is given", "security": [{"bearer": []}],
-        "parameters": [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}],
+        "parameters": [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}, {"$ref": "#/components/parameters/formats"}],
         "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"}}}
     }
   },
@@ -69,12 +69,14 @@ let openAPIDocument = #"""
     "parameters": {
       "page": {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}},
       "limit": {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}},
-      "status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft"]}}
+      "status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft"]}},
+      "formats": {"name": "formats", "in": "query", "schema": {"type": "string"},
+        "description": "Comma-separated; html adds contentHtml to each listed post (left out by default). Other names are ignored."}
     },
     "responses": {
       "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
       "PostPage": {"description": "A page of posts", "content": {"application/json": {"schema": {"type": "object", "required": ["posts", "pagination"],
-        "properties": {"posts": {"type": "array", "items": {"$ref": "#/components/schemas/Post"}}, "pagination": {"$ref": "#/components/schemas/Pagination"}}}}}},
+        "properties": {"posts": {"type": "array", "items": {"$ref": "#/components/schemas/ListedPost"}}, "pagination": {"$ref": "#/components/schemas/Pagination"}}}}}},
       "Message": {"description": "Done", "content": {"application/json": {"schema": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}}}}},
       "Problem": {"description": "A problem document", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
     },
@@ -84,8 +86,10 @@ let openAPIDocument = #"""
       "Comment": {"type": "object", "required": ["_id", "postId", "content", "author", "createdAt", "likes"],
         "properties": {"_id": {"type": "string"}, "postId": {"type": "string"}, "content": {"type": "string"}, "author": {"$ref": "#/components/schemas/Author"},
                        "createdAt": {"type": "string", "format": "date-time"}, "likes": {"type": "integer"}}},
-      "Post": {"type": "object",
-        "required": ["_id", "title", "content", "contentHtml", "excerpt", "slug", "status", "coverImage", "author", "views", "likes", "comments", "commentsCount", "readTime", "createdAt", "updatedAt", "publishedAt", "version"],
+      "Post": {"description": "A single post always carries contentHtml",
+        "allOf": [{"$ref": "#/components/schemas/ListedPost"}, {"required": ["contentHtml"]}]},
+      "ListedPost": {"type": "object", "description": "A post as lists show it: contentHtml only with formats=html",
+        "required": ["_id", "title", "content", "excerpt", "slug", "status", "coverImage", "author", "views", "likes", "comments", "commentsCount", "readTime", "createdAt", "updatedAt", "publishedAt", "version"],
         "properties": {"_id": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"}, "contentHtml": {"type": "string"},
           "excerpt": {"type": "string", "maxLength": 200}, "slug": {"type": "string", "maxLength": 80}, "status": {"type": "string", "enum": ["published", "draft"]},
           "coverImage": {"type": ["string", "null"]}, "author": {"$ref": "#/components/schemas/Author"}, "views": {"type": "integer"}, "likes": {"type": "integer"},

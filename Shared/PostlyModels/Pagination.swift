@@ -39,13 +39,16 @@ public struct PostPage: Codable, Sendable, Hashable {
     }
 }
 
-/// `{"notifications": [...], "pagination": {...}}`
+/// `{"notifications": [...], "pagination": {...}, "unreadCount": N}`
 public struct NotificationPage: Codable, Sendable, Hashable {
     public var notifications: [Notification]
     public var pagination: Pagination
+    /// All of the user's unread notifications, whatever the page.
+    public var unreadCount: Int
 
-    public init(notifications: [Notification], pagination: Pagination) {
+    public init(notifications: [Notification], pagination: Pagination, unreadCount: Int) {
         self.notifications = notifications
         self.pagination = pagination
+        self.unreadCount = unreadCount
     }
 }

@@ -11,8 +11,9 @@ public struct Post: Codable, Sendable, Hashable {
     public var title: String
     /// Markdown as written by the author.
     public var content: String
-    /// `content` rendered to sanitized HTML.
-    public var contentHtml: String
+    /// `content` rendered to sanitized HTML. Always in a single post's answer; in lists only
+    /// when asked for (`ListFormats.html`), and then the key is left out, not null.
+    public var contentHtml: String?
     /// Plain text, at most 200 characters.
     public var excerpt: String
     public var slug: String
@@ -33,7 +34,7 @@ public struct Post: Codable, Sendable, Hashable {
     public var version: Int
 
     public init(
-        id: String, title: String, content: String, contentHtml: String, excerpt: String, slug: String,
+        id: String, title: String, content: String, contentHtml: String?, excerpt: String, slug: String,
         status: PostStatus, coverImage: String?, author: Author, views: Int, likes: Int, comments: [Comment],
         commentsCount: Int, readTime: Int, createdAt: Date, updatedAt: Date, publishedAt: Date?, version: Int
     ) {
@@ -67,7 +68,7 @@ public struct Post: Codable, Sendable, Hashable {
         try container.encode(id, forKey: .id)
         try container.encode(title, forKey: .title)
         try container.encode(content, forKey: .content)
-        try container.encode(contentHtml, forKey: .contentHtml)
+        try container.encodeIfPresent(contentHtml, forKey: .contentHtml)
         try container.encode(excerpt, forKey: .excerpt)
         try container.encode(slug, forKey: .slug)
         try container.encode(status, forKey: .status)
@@ -82,5 +83,32 @@ public struct Post: Codable, Sendable, Hashable {
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(publishedAt, forKey: .publishedAt)
         try container.encode(version, forKey: .version)
+    }
+}
+
+/// Which optional renderings each post of a list carries (the feed, a user's posts, search
+/// results). `html` adds `contentHtml`: lists leave it out by default, since a phone's list
+/// shows `content` or `excerpt` and the rendered body would double every page.
+public struct ListFormats: Sendable, Equatable {
+    public var html: Bool
+
+    public init(html: Bool = false) {
+        self.html = html
+    }
+
+    /// The `formats` query parameter: comma-separated names; names other than `html` are
+    /// ignored, so a client may ask for a format a later version adds.
+    public init(parameter: String?) {
+        let names = (parameter ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        self.init(html: names.contains("html"))
+    }
+}
+
+extension Post {
+    /// This post as a list shows it.
+    public func listed(_ formats: ListFormats) -> Post {
+        var post = self
+        if !formats.html { post.contentHtml = nil }
+        return post
     }
 }

@@ -28,13 +28,14 @@ struct OperationsRoutes {
         }
     }
 
-    /// 200 when every dependency answers within 2 seconds, else 503 naming the ones that did not.
+    /// 200 when every dependency answers within `ReadinessCheck.timeout`, else 503 naming the
+    /// ones that did not.
     func ready() async throws -> HealthStatus {
         let failing = await withTaskGroup(of: String?.self) { group in
             for check in readinessChecks {
                 group.addTask {
                     do {
-                        try await withTimeout(.seconds(2)) { try await check.check() }
+                        try await withTimeout(ReadinessCheck.timeout) { try await check.check() }
                         return nil
                     } catch {
                         return check.name

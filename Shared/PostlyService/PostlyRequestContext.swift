@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import PostlyModels
 
 /// The request context of every Postly service: the request id, who is calling, and the
@@ -12,12 +13,15 @@ public struct PostlyRequestContext: RequestContext {
     public var identity: Identity?
     /// The peer's IP address (behind the gateway, the gateway's), for limits per client.
     public var peerAddress: String?
+    /// The connection, for responses that outlive the handler (a stream notices its client leave).
+    public let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestId = ""
         self.identity = nil
         self.peerAddress = source.channel.remoteAddress?.ipAddress
+        self.channel = source.channel
     }
 
     public var requestDecoder: JSONDecoder { Self.decoder }

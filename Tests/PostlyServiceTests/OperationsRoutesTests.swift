@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import PostlyKafka
 import PostlyService
 import Testing
 
@@ -40,6 +41,22 @@ import Testing
             }
         }
         #expect(started.duration(to: .now) < .seconds(10))
+    }
+
+    /// A checker with a short timeout (deploy/up.sh waits 2 s) must hear "not ready", not
+    /// time out: with the broker down the answer took 2-3 s before.
+    @Test func readyAnswersQuicklyWhenTheBrokerIsDown() async throws {
+        let nothingListens = KafkaConfiguration(brokers: "127.0.0.1:1")
+        try await TestApplication(readiness: [.broker(nothingListens)]).test { client in
+            let started = ContinuousClock.now
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.problem?.detail.contains("broker") == true)
+            }
+            let took = started.duration(to: .now)
+            print("readiness with the broker down answered in \(took)")
+            #expect(took < .seconds(1))
+        }
     }
 
     @Test func readyAnswers200WhenEverythingAnswers() async throws {

@@ -24,6 +24,24 @@ import TestSupport
         }
     }
 
+    /// The contract: lists carry each post's rendered body only when asked (`formats=html`);
+    /// the key is absent, not null, otherwise. A single post always carries it.
+    @Test func listsCarryContentHtmlOnlyWithFormatsHTML() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create("Rendered", content: "Some **bold** words.", as: ada)
+            for uri in ["/api/posts", "/api/users/\(ada.id)/posts", "/api/users/me/posts"] {
+                let plain = try await api.request(.get, uri, as: ada)
+                let listed = try #require((plain.json["posts"] as? [[String: Any]])?.first)
+                #expect(listed["contentHtml"] == nil, "\(uri)")
+                #expect(listed["excerpt"] as? String == "Some bold words.", "\(uri)")
+                let withHTML = try await api.request(.get, uri + "?formats=html", as: ada).page()
+                #expect(withHTML.posts.first?.contentHtml == post.contentHtml, "\(uri)")
+            }
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().contentHtml?.contains("<strong>bold</strong>") == true)
+        }
+    }
+
     @Test func draftListNeedsATokenAndShowsOnlyTheCallersDrafts() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

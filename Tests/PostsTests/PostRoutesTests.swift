@@ -19,7 +19,7 @@ import TestSupport
             #expect(post.slug == "creme-brulee")
             #expect(post.status == .published)
             #expect(post.author == Author(userId: ada.id, name: "Ada Lovelace", profilePicture: nil))
-            #expect(post.contentHtml.contains("<strong>sugar</strong>"))
+            #expect(post.contentHtml?.contains("<strong>sugar</strong>") == true)
             #expect(post.excerpt == "Custard, sugar. A torch.")
             #expect(post.version == 1 && post.views == 0 && post.likes == 0 && post.comments.isEmpty && post.commentsCount == 0)
             #expect(post.publishedAt != nil)

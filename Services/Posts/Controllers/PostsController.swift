@@ -46,7 +46,7 @@ public struct PostsController: Sendable {
             // Only the caller's own drafts, and only for a caller.
             filter.authorId = try context.requireIdentity().userId
         }
-        return try await repository.list(filter, page: page)
+        return try await listed(filter, page: page, request: request)
     }
 
     @Sendable func usersPosts(_ request: Request, context: PostlyRequestContext) async throws -> PostPage {
@@ -58,13 +58,21 @@ public struct PostsController: Sendable {
                 throw APIError.forbidden("Drafts are visible to their author only")
             }
         }
-        return try await repository.list(PostFilter(status: status, authorId: userId), page: page)
+        return try await listed(PostFilter(status: status, authorId: userId), page: page, request: request)
     }
 
     @Sendable func myPosts(_ request: Request, context: PostlyRequestContext) async throws -> PostPage {
         let identity = try context.requireIdentity()
         let page = try request.pageRequest()
-        return try await repository.list(PostFilter(status: try Self.status(in: request), authorId: identity.userId), page: page)
+        return try await listed(PostFilter(status: try Self.status(in: request), authorId: identity.userId), page: page, request: request)
+    }
+
+    /// A page of posts as lists show them: `contentHtml` only with `formats=html`.
+    private func listed(_ filter: PostFilter, page: PageRequest, request: Request) async throws -> PostPage {
+        var answer = try await repository.list(filter, page: page)
+        let formats = ListFormats(parameter: request.uri.queryParameters.get("formats"))
+        answer.posts = answer.posts.map { $0.listed(formats) }
+        return answer
     }
 
     static func status(in request: Request) throws -> PostStatus? {

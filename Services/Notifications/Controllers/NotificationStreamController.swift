@@ -1,0 +1,119 @@
+import HTTPTypes
+import Hummingbird
+import Metrics
+import NIOCore
+import PostlyModels
+import PostlyService
+import ServiceLifecycle
+
+/// `GET /api/notifications/stream`: the caller's new notifications as Server-Sent Events.
+///
+/// The caller is checked when the stream opens (a token, or a ticket for `EventSource`).
+/// A reconnect with `Last-Event-ID` (or `?lastEventId=`, for a new `EventSource`) is first
+/// replayed what came after that notification. The stream then follows the hub; it ends
+/// when its session is revoked, at graceful shutdown, when the client leaves, or when the
+/// client falls too far behind.
+struct NotificationStreamController: Sendable {
+    let repository: any NotificationRepository
+    let hub: NotificationHub
+    let denyList: SessionDenyList
+
+    /// Replayed notifications are read this many at a time.
+    static let replayBatch = 100
+    /// What a client should wait before reconnecting.
+    static let retry = Duration.seconds(3)
+
+    private let opened = Counter(label: "postly_notification_streams_opened_total")
+    private let pushed = Counter(label: "postly_notifications_pushed_total")
+    private let replayed = Counter(label: "postly_notifications_replayed_total")
+
+    init(repository: any NotificationRepository, hub: NotificationHub, denyList: SessionDenyList) {
+        self.repository = repository
+        self.hub = hub
+        self.denyList = denyList
+    }
+
+    func addRoutes(to router: Router<PostlyRequestContext>) {
+        router.get("api/notifications/stream", use: stream)
+    }
+
+    @Sendable func stream(_ request: Request, context: PostlyRequestContext) async throws -> Response {
+        let caller = try await caller(request, context: context)
+        let lastEventId = request.headers[.lastEventID] ?? request.uri.queryParameters.get("lastEventId")
+        // Read before answering, so a database that is down answers 503, not an empty stream.
+        let anchor: Int64?
+        if let lastEventId {
+            anchor = try await repository.position(of: lastEventId, recipientId: caller.userId)
+        } else {
+            anchor = nil
+        }
+        opened.increment()
+        let channel = context.channel
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .accelBuffering: "no"],
+            body: ResponseBody { writer in
+                let subscription = hub.subscribe(userId: caller.userId, sessionId: caller.sessionId) {
+                    channel.close(promise: nil)
+                }
+                defer { hub.unsubscribe(subscription) }
+                let watcher = ConnectionCloseWatcher { subscription.drop() }
+                try await channel.pipeline.addHandler(watcher, position: .first).get()
+                defer { channel.pipeline.removeHandler(watcher, promise: nil) }
+                try await withGracefulShutdownHandler {
+                    try await send(subscription, after: anchor, to: &writer)
+                } onGracefulShutdown: {
+                    subscription.end()
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// Writes the replay, then what the hub hands over, each notification once: positions
+    /// grow in commit order, so anything at or below the last one written was written.
+    private func send(_ subscription: StreamSubscription, after anchor: Int64?, to writer: inout any ResponseBodyWriter) async throws {
+        try await writer.write(ServerSentEvent.opening(retry: Self.retry))
+        var last = anchor ?? 0
+        if anchor != nil {
+            while true {
+                let batch = try await repository.notifications(recipientId: subscription.userId, after: last, limit: Self.replayBatch)
+                for stored in batch {
+                    try await writer.write(try ServerSentEvent.notification(stored.notification))
+                    last = stored.position
+                }
+                replayed.increment(by: batch.count)
+                if batch.count < Self.replayBatch { break }
+            }
+        }
+        for await item in subscription.items {
+            switch item {
+            case .heartbeat:
+                try await writer.write(ServerSentEvent.heartbeat)
+            case .notification(let stored):
+                guard stored.position > last else { continue }
+                try await writer.write(try ServerSentEvent.notification(stored.notification))
+                last = stored.position
+                pushed.increment()
+            }
+        }
+    }
+
+    /// Whose stream this is: the token's holder, else a ticket's (spent by this use).
+    private func caller(_ request: Request, context: PostlyRequestContext) async throws -> TicketHolder {
+        if let identity = context.identity {
+            return TicketHolder(userId: identity.userId, sessionId: identity.sessionId)
+        }
+        guard let ticket = request.uri.queryParameters.get("ticket") else {
+            throw APIError.unauthorized("Authentication required: a Bearer token or a stream ticket")
+        }
+        guard let holder = try await repository.redeemTicket(ticket), !denyList.isRevoked(holder.sessionId) else {
+            throw APIError.unauthorized("The stream ticket is invalid, spent or expired")
+        }
+        return holder
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = Self("Last-Event-ID")!
+    static let accelBuffering = Self("X-Accel-Buffering")!
+}

@@ -1,0 +1,127 @@
+import Logging
+import Metrics
+import PostlyPostgres
+import ServiceLifecycle
+import Synchronization
+
+/// The open streams of this instance, and what reaches them: each notification stored by
+/// any instance (`NOTIFY` on the service's database at commit, read back only when one of
+/// its recipient's streams is open here), a heartbeat for all at once, and the end of a
+/// revoked session's streams.
+final class NotificationHub: Service {
+    private struct State {
+        var nextId = 0
+        var byUser: [String: [Int: StreamSubscription]] = [:]
+        var count = 0
+    }
+
+    private let database: Database
+    private let repository: any NotificationRepository
+    private let heartbeatInterval: Duration
+    private let streamCapacity: Int
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let openStreams = Gauge(label: "postly_notification_streams_open")
+    private let dropped = Counter(label: "postly_notification_streams_dropped_total")
+
+    init(
+        database: Database, repository: any NotificationRepository, heartbeatInterval: Duration, streamCapacity: Int,
+        logger: Logger
+    ) {
+        self.database = database
+        self.repository = repository
+        self.heartbeatInterval = heartbeatInterval
+        self.streamCapacity = streamCapacity
+        self.logger = logger
+    }
+
+    // MARK: - Streams
+
+    /// Registers a stream of the user's notifications; `closeConnection` drops it for good.
+    func subscribe(userId: String, sessionId: String, closeConnection: @escaping @Sendable () -> Void) -> StreamSubscription {
+        let (subscription, count) = state.withLock { state in
+            state.nextId += 1
+            let subscription = StreamSubscription(
+                id: state.nextId, userId: userId, sessionId: sessionId, capacity: streamCapacity, closeConnection: closeConnection)
+            state.byUser[userId, default: [:]][subscription.id] = subscription
+            state.count += 1
+            return (subscription, state.count)
+        }
+        openStreams.record(count)
+        return subscription
+    }
+
+    func unsubscribe(_ subscription: StreamSubscription) {
+        let count = state.withLock { state -> Int in
+            guard state.byUser[subscription.userId]?.removeValue(forKey: subscription.id) != nil else { return state.count }
+            if state.byUser[subscription.userId]?.isEmpty == true { state.byUser[subscription.userId] = nil }
+            state.count -= 1
+            return state.count
+        }
+        subscription.end()
+        openStreams.record(count)
+    }
+
+    var streamCount: Int { state.withLock { $0.count } }
+
+    /// Ends the streams of a revoked session.
+    func endSession(_ sessionId: String) {
+        for subscription in subscriptions(where: { $0.sessionId == sessionId }) { subscription.end() }
+    }
+
+    /// Hands the notification to its recipient's streams here.
+    func deliver(_ stored: StoredNotification) {
+        for subscription in subscriptions(ofUser: stored.recipientId) {
+            offer(.notification(stored), to: subscription)
+        }
+    }
+
+    // MARK: - Running
+
+    func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.forwardSignals() }
+            group.addTask { await self.beat() }
+            // Streams end on their own at graceful shutdown (the HTTP server's, which comes
+            // first); this ends the hub's loops after it, or on cancellation.
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        for subscription in subscriptions(where: { _ in true }) { subscription.end() }
+    }
+
+    private func forwardSignals() async {
+        for await payload in database.listen(channel: NotificationSignal.channel) {
+            guard let signal = NotificationSignal(payload: payload), !subscriptions(ofUser: signal.recipientId).isEmpty else { continue }
+            do {
+                guard let stored = try await repository.notification(at: signal.position, recipientId: signal.recipientId) else { continue }
+                deliver(stored)
+            } catch {
+                // The stream's client catches up with Last-Event-ID when it reconnects.
+                logger.warning("cannot read a new notification", metadata: ["position": "\(signal.position)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func beat() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: heartbeatInterval)
+            for subscription in subscriptions(where: { _ in true }) { offer(.heartbeat, to: subscription) }
+        }
+    }
+
+    private func offer(_ item: StreamItem, to subscription: StreamSubscription) {
+        if case .overflowed = subscription.offer(item) {
+            dropped.increment()
+            logger.info("dropped a stream that fell behind", metadata: ["userId": "\(subscription.userId)"])
+        }
+    }
+
+    private func subscriptions(ofUser userId: String) -> [StreamSubscription] {
+        state.withLock { state in state.byUser[userId].map { Array($0.values) } ?? [] }
+    }
+
+    private func subscriptions(where include: (StreamSubscription) -> Bool) -> [StreamSubscription] {
+        state.withLock { state in state.byUser.values.flatMap { $0.values.filter(include) } }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import NIOCore
+import PostlyModels
+
+/// The text of Server-Sent Events as the stream writes them.
+enum ServerSentEvent {
+    /// Opens the stream: how long a client should wait before reconnecting, and a first line
+    /// so the client sees the stream is live.
+    static func opening(retry: Duration) -> ByteBuffer {
+        ByteBuffer(string: "retry: \(retry.components.seconds * 1000)\n: connected\n\n")
+    }
+
+    static let heartbeat = ByteBuffer(string: ": keep-alive\n\n")
+
+    /// `event: notification`, `id: <_id>`, `data: <the JSON object on one line>`.
+    static func notification(_ notification: Notification) throws -> ByteBuffer {
+        let json = String(decoding: try encoder.encode(notification), as: UTF8.self)
+        return ByteBuffer(string: "event: notification\nid: \(notification.id)\ndata: \(json)\n\n")
+    }
+
+    private static let encoder = PostlyJSON.encoder()
+}

@@ -1,0 +1,203 @@
+import Foundation
+import HTTPTypes
+import PostlyModels
+import Testing
+import TestSupport
+
+@testable import NotificationsService
+
+/// `GET /api/notifications/stream` over real sockets: live pushes, replay on reconnect,
+/// several instances, revocation, disconnects, shutdown and tickets.
+@Suite(.timeLimit(.minutes(2))) struct NotificationStreamTests {
+    @Test func anOpenStreamReceivesALikeAndACommentWithinASecondInOrder() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let reader = try await service.user("Grace")
+            try await service.waitForConsumer()
+            let stream = try await service.openStream(as: author)
+            #expect(stream.status == 200)
+            #expect(stream.headers["content-type"] == "text/event-stream")
+            #expect(stream.headers["cache-control"] == "no-cache")
+
+            let post = UUID().uuidString.lowercased()
+            let likedAt = ContinuousClock.now
+            try await service.publish(likeEvent(post: post, title: "Crème brûlée", author: author.id, liker: reader.author, sequence: 1))
+            let commentedAt = ContinuousClock.now
+            try await service.publish(commentEvent(post: post, title: "Crème brûlée", author: author.id, commenter: reader.author, sequence: 1))
+            #expect(try await eventually(within: .seconds(5)) { stream.events.count == 2 })
+
+            let events = stream.events
+            #expect(events.map(\.event) == ["notification", "notification"])
+            let notifications = events.compactMap(\.notification)
+            #expect(notifications.map(\.type) == [.postLiked, .commentCreated])
+            #expect(events.map(\.id) == notifications.map(\.id))
+            #expect(notifications.allSatisfy { $0.actor == reader.author && $0.postTitle == "Crème brûlée" && $0.readAt == nil })
+            let delays = [likedAt.duration(to: events[0].receivedAt), commentedAt.duration(to: events[1].receivedAt)]
+            print("[notifications] event published to stream: \(delays)")
+            #expect(delays.allSatisfy { $0 < .seconds(1) })
+
+            // The list shows them unread; one read, then all.
+            let page = try await service.page(as: author)
+            #expect(page.notifications.map(\.id) == notifications.reversed().map(\.id))
+            #expect(page.unreadCount == 2)
+            _ = try await service.markRead(#"{"ids": ["\#(notifications[0].id)"]}"#, as: author)
+            #expect(try await service.page(as: author).unreadCount == 1)
+            _ = try await service.markRead(#"{"all": true}"#, as: author)
+            #expect(try await service.page(as: author).unreadCount == 0)
+            // Nothing was pushed twice, and nothing of others' reached this stream.
+            #expect(stream.events.count == 2)
+            await stream.close()
+        }
+    }
+
+    @Test func aReconnectWithLastEventIDGetsExactlyWhatWasMissed() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let reader = try await service.user("Grace")
+            let post = UUID().uuidString.lowercased()
+            func comment(_ sequence: Int64) async throws {
+                try await service.publish(commentEvent(post: post, author: author.id, commenter: reader.author, sequence: sequence))
+            }
+            let first = try await service.openStream(as: author)
+            try await comment(1)
+            try await comment(2)
+            #expect(try await eventually { first.events.count == 2 })
+            await first.close()
+
+            try await comment(3)
+            try await comment(4)
+            try await service.waitUntilConsumed(.comments, key: post, sequence: 4)
+            let missed = try await service.page(as: author).notifications.prefix(2).reversed().map(\.id)
+
+            let second = try await service.openStream(as: author, lastEventId: try #require(first.events.last?.id))
+            #expect(try await eventually { second.events.count == 2 })
+            #expect(second.events.map(\.id) == missed)
+            try await comment(5)
+            #expect(try await eventually { second.events.count == 3 })
+            try await Task.sleep(for: .milliseconds(300))
+            let all = try await service.page(as: author).notifications.map(\.id)
+            #expect(second.events.compactMap(\.id) == Array(all.prefix(3).reversed()))
+
+            // An id that is not the caller's replays nothing.
+            let stranger = try await service.user("Mallory")
+            let third = try await service.openStream(as: stranger, lastEventId: all[4])
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(third.events.isEmpty)
+            await second.close()
+            await third.close()
+        }
+    }
+
+    @Test func aClientOnOneInstanceReceivesWhatAnotherInstanceConsumed() async throws {
+        try await NotificationsTestService.run(instances: 2) { service in
+            let author = try await service.user("Ada")
+            let reader = try await service.user("Grace")
+            try await service.waitForConsumer()
+            // Instance 0 consumes from an empty broker: whatever it pushes, instance 1 stored.
+            let stream = try await service.openStream(as: author, on: 0)
+            let publishedAt = ContinuousClock.now
+            try await service.publish(likeEvent(post: UUID().uuidString.lowercased(), author: author.id, liker: reader.author, sequence: 1))
+            #expect(try await eventually(within: .seconds(5)) { stream.events.count == 1 })
+            print("[notifications] across instances: \(publishedAt.duration(to: stream.events[0].receivedAt))")
+            #expect(publishedAt.duration(to: stream.events[0].receivedAt) < .seconds(1))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(stream.events.count == 1)
+
+            // A ticket from one instance opens a stream on the other, once.
+            let ticket = try await service.ticket(for: author, on: 1).decode(Ticket.self).ticket
+            let byTicket = try await EventStreamClient.open(port: service.instances[0].port, path: "/api/notifications/stream?ticket=\(ticket)")
+            #expect(byTicket.status == 200)
+            let again = try await EventStreamClient.open(port: service.instances[0].port, path: "/api/notifications/stream?ticket=\(ticket)")
+            #expect(again.status == 401)
+            await stream.close()
+            await byTicket.close()
+            await again.close()
+        }
+    }
+
+    @Test func aRevokedSessionsStreamCloses() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let otherSession = try await service.user("Ada", id: author.id)
+            let stream = try await service.openStream(as: author)
+            let survivor = try await service.openStream(as: otherSession)
+            let revocation = SessionRevocation(sessionId: author.sessionId, userId: author.id, expiresAt: Date().addingTimeInterval(3600))
+            try await service.publish(Event(producer: "auth", key: author.id, sequence: 3, actorId: author.id, data: .sessionRevoked(revocation)))
+            #expect(try await eventually { stream.ended })
+            #expect(!survivor.ended)
+            let reopened = try await service.openStream(as: author)
+            #expect(reopened.status == 401)
+            await survivor.close()
+            await reopened.close()
+        }
+    }
+
+    @Test func aClientThatLeavesFreesItsStreamAtOnce() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let streams = [try await service.openStream(as: author), try await service.openStream(as: author)]
+            #expect(try await eventually { service.hub.streamCount == 2 })
+            await streams[0].close()
+            let closedAt = ContinuousClock.now
+            #expect(try await eventually(within: .seconds(2)) { service.hub.streamCount == 1 })
+            #expect(closedAt.duration(to: .now) < .milliseconds(500))
+            await streams[1].close()
+            #expect(try await eventually(within: .seconds(2)) { service.hub.streamCount == 0 })
+        }
+    }
+
+    @Test func idleStreamsGetCommentLines() async throws {
+        try await NotificationsTestService.run(configure: { $0.heartbeatInterval = .milliseconds(100) }) { service in
+            let stream = try await service.openStream(as: try await service.user("Ada"))
+            #expect(try await eventually(within: .seconds(3)) { stream.comments.filter { $0.contains("keep-alive") }.count >= 3 })
+            #expect(stream.events.isEmpty)
+            await stream.close()
+        }
+    }
+
+    @Test func gracefulShutdownEndsOpenStreams() async throws {
+        let stream = Locked<EventStreamClient?>(nil)
+        let started = ContinuousClock.now
+        try await NotificationsTestService.run { service in
+            let opened = try await service.openStream(as: try await service.user("Ada"))
+            stream.withLock { $0 = opened }
+            #expect(try await eventually { service.hub.streamCount == 1 })
+        }
+        // The run returned: the server drained, so the stream ended from the server's side.
+        let client = try #require(stream.value)
+        #expect(try await eventually(within: .seconds(2)) { client.ended })
+        #expect(started.duration(to: .now) < .seconds(25))
+    }
+
+    @Test func ticketsOpenTheStreamOnceAndExpire() async throws {
+        try await NotificationsTestService.run(configure: { $0.ticketLifetime = .milliseconds(500) }) { service in
+            let author = try await service.user("Ada")
+            let response = try await service.ticket(for: author)
+            #expect(response.status == .ok)
+            let ticket = try response.decode(Ticket.self).ticket
+            #expect(ticket.count == 64)
+
+            let stream = try await EventStreamClient.open(port: service.port, path: "/api/notifications/stream?ticket=\(ticket)")
+            #expect(stream.status == 200)
+            #expect(try await eventually { service.hub.streamCount == 1 })
+            for path in ["?ticket=\(ticket)", "?ticket=nonsense", "?ticket=", ""] {
+                let refused = try await EventStreamClient.open(port: service.port, path: "/api/notifications/stream\(path)")
+                #expect(refused.status == 401, "\(path)")
+                await refused.close()
+            }
+            let expiring = try await service.ticket(for: author).decode(Ticket.self).ticket
+            try await Task.sleep(for: .milliseconds(700))
+            let late = try await EventStreamClient.open(port: service.port, path: "/api/notifications/stream?ticket=\(expiring)")
+            #expect(late.status == 401)
+            // Only hashes are stored.
+            let stored = try await service.database.query("SELECT count(*) AS n FROM stream_tickets WHERE hash = \(Array(ticket.utf8))")
+            #expect(try stored[0].decode("n", as: Int.self) == 0)
+            await stream.close()
+            await late.close()
+        }
+    }
+
+    struct Ticket: Decodable {
+        var ticket: String
+    }
+}

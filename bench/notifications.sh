@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Benchmarks the notifications service on the suite that deploy/up.sh runs (start it first):
+#   1. latency: a second user comments on the first user's post BENCH_COMMENTS times (200), one
+#      at a time, through the gateway; each is timed from the comment's 201 to its event on the
+#      first user's open stream (also through the gateway); p50, p99 and max.
+#   2. idle streams: BENCH_STREAMS (1000) streams held open on the service's own port (the
+#      gateway's 1024 worker connections cannot carry 2 x 1000), and the service's memory
+#      (RSS) and CPU over BENCH_IDLE_SECONDS (30) before and while they are open.
+# BENCH_GATEWAY (http://127.0.0.1:8080) and BENCH_SERVICE (http://127.0.0.1:8086) say where.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+gateway=${BENCH_GATEWAY:-http://127.0.0.1:${POSTLY_GATEWAY_PORT:-8080}}
+service=${BENCH_SERVICE:-http://127.0.0.1:${POSTLY_NOTIFICATIONS_PORT:-8086}}
+pid_file="$root/.run/notifications.pid"
+
+if ! curl -fs -o /dev/null --max-time 2 "$service/health/ready"; then
+  echo "notifications.sh: the notifications service does not answer at $service/health/ready; start the suite with deploy/up.sh" >&2
+  exit 1
+fi
+if ! curl -fs -o /dev/null --max-time 2 "$gateway/health/live"; then
+  echo "notifications.sh: the gateway does not answer at $gateway/health/live; start the suite with deploy/up.sh" >&2
+  exit 1
+fi
+[ -f "$pid_file" ] || { echo "notifications.sh: no $pid_file: is the suite running from this checkout?" >&2; exit 1; }
+ulimit -n 8192
+
+exec python3 - "$gateway" "$service" "$(cat "$pid_file")" <<'PY'
+import http.client, json, os, queue, socket, statistics, sys, threading, time, urllib.parse, uuid
+
+gateway, service, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+comments = int(os.environ.get("BENCH_COMMENTS", "200"))
+streams = int(os.environ.get("BENCH_STREAMS", "1000"))
+idle_seconds = float(os.environ.get("BENCH_IDLE_SECONDS", "30"))
+
+def connection(base):
+    url = urllib.parse.urlsplit(base)
+    return http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+
+def call(method, path, body=None, token=None, patience=0):
+    """One request; a 503 is tried again for `patience` seconds (a post the comments service
+    learns of by its event a moment after it was created)."""
+    deadline = time.monotonic() + patience
+    while True:
+        conn = connection(gateway)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        if response.status != 503 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    if response.status >= 300:
+        sys.exit(f"{method} {path} answered {response.status}: {data[:300]!r}")
+    return json.loads(data)
+
+def register(name):
+    answer = call("POST", "/api/auth/register",
+                  {"name": name, "email": f"bench-{uuid.uuid4().hex[:12]}@example.test", "password": "bench-password"})
+    return answer["accessToken"]
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+def process_sample():
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    with open(f"/proc/{pid}/status") as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return cpu, rss / 1024
+
+# 1. Comment to stream, through the gateway.
+author, reader = register("Bench Author"), register("Bench Reader")
+post = call("POST", "/api/posts", {"title": f"Bench {uuid.uuid4().hex[:8]}", "content": "Bench post", "status": "published"}, author)
+arrivals = queue.Queue()
+stream = connection(gateway)
+stream.request("GET", "/api/notifications/stream", headers={"Authorization": f"Bearer {author}", "Accept": "text/event-stream"})
+response = stream.getresponse()
+if response.status != 200:
+    sys.exit(f"the stream answered {response.status}")
+
+def read_stream():
+    data = None
+    while True:
+        line = response.readline()
+        if not line:
+            return
+        line = line.decode().rstrip("\n")
+        if line.startswith("data: "):
+            data = line[6:]
+        elif line == "" and data is not None:
+            arrivals.put((time.monotonic(), json.loads(data)))
+            data = None
+
+threading.Thread(target=read_stream, daemon=True).start()
+# A first comment, not timed, once the comments service knows the post.
+first = call("POST", f"/api/posts/{post['_id']}/comments", {"content": "First"}, reader, patience=10)
+latencies = []
+for index in range(comments):
+    comment = call("POST", f"/api/posts/{post['_id']}/comments", {"content": f"Comment {index}"}, reader)
+    acknowledged = time.monotonic()
+    while True:
+        try:
+            arrived, notification = arrivals.get(timeout=10)
+        except queue.Empty:
+            sys.exit(f"comment {index} did not reach the stream within 10 s")
+        if notification.get("commentId") == comment["_id"]:
+            latencies.append((arrived - acknowledged) * 1000)
+            break
+print(f"comment acknowledged -> event on the stream, {len(latencies)} comments through the gateway: "
+      f"p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, max {max(latencies):.1f} ms")
+
+# 2. Idle streams on the service's own port.
+cpu_before, rss_before = process_sample()
+time.sleep(idle_seconds)
+cpu_after, rss_idle = process_sample()
+idle_cpu = (cpu_after - cpu_before) / idle_seconds * 100
+url = urllib.parse.urlsplit(service)
+sockets = []
+request = (f"GET /api/notifications/stream HTTP/1.1\r\nHost: {url.hostname}\r\nAuthorization: Bearer {author}\r\n"
+           "Accept: text/event-stream\r\n\r\n").encode()
+for _ in range(streams):
+    s = socket.create_connection((url.hostname, url.port), timeout=10)
+    s.sendall(request)
+    head = s.recv(4096)
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.exit(f"stream {len(sockets)} answered {head[:40]!r}")
+    sockets.append(s)
+time.sleep(2)
+cpu_before, rss_open = process_sample()
+time.sleep(idle_seconds)
+cpu_after, rss_held = process_sample()
+held_cpu = (cpu_after - cpu_before) / idle_seconds * 100
+print(f"{streams} idle streams: RSS {rss_idle:.1f} MiB without them, {rss_held:.1f} MiB with them "
+      f"({(rss_held - rss_idle) * 1024 / streams:.1f} KiB a stream); "
+      f"CPU {idle_cpu:.2f}% of a core without them, {held_cpu:.2f}% with them (over {idle_seconds:.0f} s)")
+for s in sockets:
+    s.close()
+PY

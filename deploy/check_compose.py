@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Checks docker-compose.yml without a Docker engine (none runs here): it parses, every file
+it names exists, every service Package.swift declares is in it the way the pattern says
+(built from deploy/Dockerfile, healthy dependencies, a healthcheck, its own database), and
+each service gets the environment deploy/up.sh gives it locally. Ends with `N passed, M failed`.
+
+    deploy/check_compose.py          (deploy/test.sh runs it)
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+passed, failed = 0, 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}{': ' + str(detail) if detail else ''}")
+
+
+def declared_services():
+    package = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    return [p["name"][len("postly-"):] for p in package["products"] if "executable" in p["type"] and p["name"].startswith("postly-")]
+
+
+def up_environment():
+    """The variable names deploy/up.sh exports to every service."""
+    text = open(os.path.join(ROOT, "deploy", "up.sh")).read()
+    block = re.search(r"export (PORT=.*?)\n\s*exec ", text, re.S).group(1)
+    return set(re.findall(r"\b([A-Z][A-Z_]+)=", block)) | {"LOG_LEVEL"}
+
+
+def main():
+    with open(os.path.join(ROOT, "docker-compose.yml")) as f:
+        compose = yaml.safe_load(f)
+    services = compose.get("services", {})
+    check("docker-compose.yml parses", isinstance(services, dict) and services)
+
+    for name, service in services.items():
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("."):
+                check(f"{name}: mounted {source} exists", os.path.exists(os.path.join(ROOT, source)))
+        build = service.get("build")
+        if build:
+            context = os.path.join(ROOT, build.get("context", "."))
+            check(f"{name}: its Dockerfile exists", os.path.isfile(os.path.join(context, build.get("dockerfile", "Dockerfile"))))
+
+    expected_environment = up_environment()
+    init_databases = open(os.path.join(ROOT, "deploy", "postgres", "init-databases.sh")).read()
+    gateway = open(os.path.join(ROOT, "deploy", "nginx", "postly-upstreams.compose.conf")).read()
+    for name in declared_services():
+        service = services.get(name)
+        check(f"{name}: declared in Package.swift and in docker-compose.yml", service is not None)
+        if service is None:
+            continue
+        check(f"{name}: built from deploy/Dockerfile as postly-{name}",
+              service.get("build", {}).get("dockerfile") == "deploy/Dockerfile" and service["build"].get("args", {}).get("PRODUCT") == f"postly-{name}")
+        check(f"{name}: has a healthcheck on /health/ready", "/health/ready" in json.dumps(service.get("healthcheck", {})))
+        dependencies = service.get("depends_on", {})
+        check(f"{name}: starts after healthy dependencies",
+              isinstance(dependencies, dict) and dependencies and all(d.get("condition", "").startswith("service_") for d in dependencies.values()))
+        environment = service.get("environment", {})
+        missing = sorted(expected_environment - set(environment))
+        check(f"{name}: gets every variable up.sh gives it", not missing, missing)
+        check(f"{name}: uses its own database", environment.get("POSTGRES_DATABASE") == f"postly_{name}", environment.get("POSTGRES_DATABASE"))
+        check(f"{name}: its database is created on first start", re.search(rf"\b{name}\b", init_databases) is not None)
+        check(f"{name}: the gateway finds it", f"{name}:8080" in gateway)
+
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

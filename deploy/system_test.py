@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""The whole suite as the iOS app uses it: only through the gateway of a suite that
+deploy/up.sh started. Starts a fake Pexels on loopback first (so the images service has an
+upstream), brings the suite up with it, walks the app's paths across all six services, and
+stops everything again. Ends with `N passed, M failed`.
+
+    deploy/system_test.py            (deploy/test.sh runs it; POSTLY_BUILD_CONFIGURATION=debug)
+
+Ports are free ones unless POSTLY_*_PORT are set, so a suite already running on the default
+ports is left alone; the suite's data lives in a temporary folder.
+"""
+import http.client
+import http.server
+import json
+import os
+import random
+import shutil
+import socket
+import string
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVICES = ["auth", "posts", "comments", "search", "images", "notifications"]
+# The contract's "within 1 second" promises (comments in posts, search, revocation, streams).
+WITHIN = float(os.environ.get("POSTLY_SYSTEM_WITHIN_SECONDS", "1.0"))
+PEXELS_KEY = "system-test-pexels-key-" + "".join(random.choices(string.ascii_lowercase, k=12))
+
+passed, failed = 0, 0
+# What must never reach a log line: the Pexels key and every token handed out.
+secrets = [PEXELS_KEY]
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok   {name}", flush=True)
+    else:
+        failed += 1
+        print(f"FAIL {name}{': ' + str(detail) if detail else ''}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- a fake Pexels: answers in Pexels' shape and records what it was asked -------------------
+
+pexels_calls = []
+
+
+class FakePexels(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(url.query)
+        pexels_calls.append({"path": url.path, "query": query, "authorization": self.headers.get("Authorization")})
+        if self.headers.get("Authorization") != PEXELS_KEY:
+            self.send_response(401)
+            self.end_headers()
+            return
+        per_page = int(query.get("per_page", ["15"])[0])
+        page = int(query.get("page", ["1"])[0])
+        photos = [photo(1000 * page + i, query.get("query", ["curated"])[0]) for i in range(per_page)]
+        body = json.dumps({"page": page, "per_page": per_page, "total_results": 500, "photos": photos,
+                           "next_page": f"https://api.pexels.com{url.path}?page={page + 1}&per_page={per_page}"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Ratelimit-Limit", "20000")
+        self.send_header("X-Ratelimit-Remaining", "19999")
+        self.send_header("X-Ratelimit-Reset", str(int(time.time()) + 3600))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def photo(photo_id, alt):
+    src = f"https://images.pexels.com/photos/{photo_id}/pexels-photo-{photo_id}.jpeg"
+    sizes = ["original", "large2x", "large", "medium", "small", "portrait", "landscape", "tiny"]
+    return {"id": photo_id, "width": 4000, "height": 3000, "url": f"https://www.pexels.com/photo/{photo_id}/",
+            "photographer": "Fake Photographer", "photographer_url": "https://www.pexels.com/@fake",
+            "photographer_id": 7, "avg_color": "#7E8C8D", "alt": alt, "liked": False,
+            "src": {size: f"{src}?size={size}" for size in sizes}}
+
+
+# --- HTTP through the gateway ------------------------------------------------------------------
+
+class Client:
+    def __init__(self, port):
+        self.port = port
+
+    def call(self, method, path, token=None, body=None, headers=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        # The app sends this on every request, bodiless likes and deletes included.
+        all_headers = {"Content-Type": "application/json"}
+        if token:
+            all_headers["Authorization"] = f"Bearer {token}"
+        all_headers.update(headers or {})
+        data = json.dumps(body).encode() if body is not None else None
+        try:
+            connection.request(method, path, body=data, headers=all_headers)
+            response = connection.getresponse()
+            raw = response.read()
+        finally:
+            connection.close()
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = raw.decode(errors="replace")
+        return Answer(response.status, dict(response.getheaders()), parsed)
+
+
+class Answer:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, {k.lower(): v for k, v in headers.items()}, body
+
+    def __repr__(self):
+        return f"{self.status} {json.dumps(self.body)[:300] if not isinstance(self.body, str) else self.body[:300]}"
+
+
+def eventually(seconds, probe):
+    """Calls probe until it returns something truthy; returns (value, seconds it took)."""
+    started = time.monotonic()
+    while True:
+        value = probe()
+        elapsed = time.monotonic() - started
+        if value or elapsed > seconds:
+            return value, elapsed
+        time.sleep(0.02)
+
+
+class EventStream:
+    """An open `text/event-stream` answer, read on a thread of its own."""
+
+    def __init__(self, port, path, token=None):
+        self.events, self.comments, self.status, self.closed = [], 0, None, False
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        headers = {"Accept": "text/event-stream"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.connection.request("GET", path, headers=headers)
+        response = self.connection.getresponse()
+        self.status, self.content_type = response.status, response.getheader("Content-Type", "")
+        self.thread = threading.Thread(target=self.read, args=(response,), daemon=True)
+        self.thread.start()
+
+    def read(self, response):
+        event = {}
+        try:
+            while True:
+                line = response.fp.readline()
+                if not line:
+                    break
+                line = line.decode().rstrip("\r\n")
+                if line.startswith(":"):
+                    self.comments += 1
+                elif line == "":
+                    if "data" in event:
+                        event["received"] = time.monotonic()
+                        self.events.append(event)
+                    event = {}
+                else:
+                    field, _, value = line.partition(":")
+                    event[field] = value[1:] if value.startswith(" ") else value
+        except (OSError, ValueError):
+            pass
+        self.closed = True
+
+    def notifications(self):
+        return [json.loads(e["data"]) for e in self.events if e.get("event") == "notification"]
+
+    def close(self):
+        try:
+            self.connection.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.connection.close()
+
+
+# --- the suite ---------------------------------------------------------------------------------
+
+def start_suite(run_dir, pexels_port):
+    environment = dict(os.environ)
+    environment.setdefault("POSTLY_BUILD_CONFIGURATION", "debug")
+    for name in ["gateway", "postgres", "broker"] + SERVICES:
+        environment.setdefault(f"POSTLY_{name.upper()}_PORT", str(free_port()))
+    environment.update({
+        "POSTLY_RUN_DIR": run_dir,
+        "PEXELS_API_KEY": PEXELS_KEY,
+        "PEXELS_BASE_URL": f"http://127.0.0.1:{pexels_port}",
+    })
+    subprocess.run([os.path.join(ROOT, "deploy", "up.sh")], env=environment, check=True)
+    return environment
+
+
+def stop_suite(environment):
+    subprocess.run([os.path.join(ROOT, "deploy", "down.sh"), "--quiet"], env=environment, check=False)
+
+
+def walk(client, gateway_port, pexels_port):
+    suffix = "".join(random.choices(string.ascii_lowercase, k=8))
+    # A word nobody else writes, so search finds exactly this run's posts.
+    topic = "quokka" + suffix
+
+    # Accounts.
+    answer = client.call("POST", "/api/auth/register", body={"name": "Ada", "email": f"Ada.{suffix}@Example.com ", "password": "correct horse"})
+    check("register answers 201 with a session", answer.status == 201 and "accessToken" in (answer.body or {}), answer)
+    answer = client.call("POST", "/api/auth/register", body={"name": "Grace", "email": f"grace.{suffix}@example.com", "password": "correct horse"})
+    grace, grace_id = answer.body["accessToken"], answer.body["user"]["userId"]
+    secrets.extend([grace, answer.body["refreshToken"]])
+    answer = client.call("POST", "/api/auth/login/email", body={"email": f"ada.{suffix}@example.com", "password": "correct horse"})
+    check("login with the email in another case answers 200", answer.status == 200, answer)
+    ada = answer.body["accessToken"]
+    secrets.extend([ada, answer.body["refreshToken"]])
+    answer = client.call("GET", "/api/auth/check", ada)
+    check("check answers the user, without a password", answer.status == 200 and answer.body.get("email") == f"ada.{suffix}@example.com"
+          and "password" not in json.dumps(answer.body), answer)
+    ada_id = answer.body["userId"]
+
+    # Ada's stream is open before anyone acts on her post.
+    stream = EventStream(gateway_port, "/api/notifications/stream", ada)
+    check("the notifications stream opens as text/event-stream", stream.status == 200 and stream.content_type.startswith("text/event-stream"),
+          f"{stream.status} {stream.content_type}")
+
+    # Posts.
+    cover = "https://images.example.com/cover.jpg"
+    answer = client.call("POST", "/api/posts", ada, {"title": f"Crème brûlée and the {topic}", "content": f"Custard, sugar and a torch. The {topic} watches.\n\nOutro **bold**.",
+                                                     "status": "published", "coverImage": cover})
+    check("create a published post answers 201 with Location", answer.status == 201 and answer.headers.get("location", "").endswith(answer.body.get("_id", "?")), answer)
+    post = answer.body
+    post_id = post["_id"]
+    app_keys = ["_id", "title", "content", "author", "slug", "createdAt", "updatedAt", "status", "readTime", "views", "likes", "comments", "coverImage"]
+    check("the post carries every key the app decodes", all(k in post for k in app_keys), sorted(post))
+    check("timestamps carry milliseconds", all(len(post[k]) == 24 and post[k][19] == "." and post[k].endswith("Z") for k in ["createdAt", "updatedAt"]), post["createdAt"])
+    check("the slug folds diacritics", post["slug"].startswith("creme-brulee"), post["slug"])
+    check("the cover image is kept", post["coverImage"] == cover, post["coverImage"])
+    check("Markdown is rendered", "<strong>bold</strong>" in post.get("contentHtml", ""), post.get("contentHtml"))
+    answer = client.call("POST", "/api/posts", ada, {"title": f"Draft about the {topic}", "content": "not yet", "status": "draft"})
+    check("create a draft without a cover answers 201", answer.status == 201 and answer.body["coverImage"] is None and answer.body["status"] == "draft", answer)
+    draft_id = answer.body["_id"]
+
+    answer = client.call("GET", "/api/posts?page=1&limit=10")
+    ids = [p["_id"] for p in (answer.body or {}).get("posts", [])]
+    check("the feed lists the published post, newest first", answer.status == 200 and post_id in ids and draft_id not in ids, answer)
+    check("the feed's pagination is complete", set(answer.body.get("pagination", {})) >= {"total", "page", "limit", "totalPages"}, answer.body.get("pagination"))
+    check("listed posts carry no contentHtml without formats=html", all("contentHtml" not in p for p in answer.body.get("posts", [])))
+    answer = client.call("GET", "/api/posts?page=1&limit=10&formats=html")
+    check("listed posts carry contentHtml with formats=html", answer.status == 200 and all("contentHtml" in p for p in answer.body.get("posts", [])), answer)
+    answer = client.call("GET", f"/api/posts/{draft_id}", grace)
+    check("someone else's draft is 404", answer.status == 404, answer)
+
+    first = client.call("GET", f"/api/posts/{post_id}")
+    client.call("GET", f"/api/posts/{post_id}")
+    grown, took = eventually(6, lambda: client.call("GET", f"/api/posts/{post_id}").body["views"] >= first.body["views"] + 2)
+    check(f"views grow as the post is read ({took:.2f} s)", grown)
+
+    answer = client.call("PUT", f"/api/posts/{post_id}", ada, {"title": f"Crème brûlée, the {topic} returns", "coverImage": None},
+                         headers={"If-Match": f"\"{post['version']}\""})
+    check("edit with If-Match answers 200, cover removed, version up", answer.status == 200 and answer.body["coverImage"] is None
+          and answer.body["version"] == post["version"] + 1, answer)
+    check("the old slug still resolves", client.call("GET", f"/api/posts/slug/{post['slug']}").status == 200)
+    answer = client.call("PUT", f"/api/posts/{post_id}", ada, {"title": "stale"}, headers={"If-Match": f"\"{post['version']}\""})
+    check("a stale If-Match answers 412", answer.status == 412, answer)
+    answer = client.call("PUT", f"/api/posts/{post_id}", grace, {"title": "not mine"})
+    check("someone else's edit answers 403", answer.status == 403, answer)
+
+    # Likes.
+    answer = client.call("POST", f"/api/posts/{post_id}/like", grace)
+    check("like answers 200 with a message", answer.status == 200 and "message" in answer.body, answer)
+    liked_at = time.monotonic()
+    check("like status is true", client.call("GET", f"/api/posts/{post_id}/like", grace).body == {"liked": True})
+    check("the post counts the like", client.call("GET", f"/api/posts/{post_id}").body["likes"] == 1)
+    answer = client.call("DELETE", f"/api/posts/{post_id}/like", grace)
+    check("unlike answers 200; like status is false", answer.status == 200 and client.call("GET", f"/api/posts/{post_id}/like", grace).body == {"liked": False})
+
+    # Comments.
+    answer = client.call("POST", f"/api/posts/{post_id}/comments", grace, {"content": "Torch on low, and patience."})
+    check("comment answers 201", answer.status == 201, answer)
+    commented_at = time.monotonic()
+    comment_id = answer.body["_id"]
+    shown, took = eventually(WITHIN, lambda: client.call("GET", f"/api/posts/{post_id}").body["commentsCount"] == 1)
+    check(f"the comment shows in the post within {WITHIN} s ({took:.2f} s)", shown)
+    answer = client.call("DELETE", f"/api/posts/{post_id}/comments/{comment_id}", ada)
+    check("the post's author deletes the comment", answer.status == 200, answer)
+    gone, took = eventually(WITHIN, lambda: client.call("GET", f"/api/posts/{post_id}").body["commentsCount"] == 0)
+    check(f"the deleted comment leaves the post within {WITHIN} s ({took:.2f} s)", gone)
+
+    # Search.
+    def found():
+        answer = client.call("GET", "/api/posts/search?q=" + urllib.parse.quote(f"{topic} returns"))
+        return answer if answer.status == 200 and any(p["_id"] == post_id and "returns" in p["title"] for p in answer.body) else None
+    answer, took = eventually(WITHIN, found)
+    check(f"search finds the edited post within {WITHIN} s ({took:.2f} s)", answer)
+    if answer:
+        hit = next(p for p in answer.body if p["_id"] == post_id)
+        check("search results carry highlights and the app's keys", "<mark>" in hit.get("highlights", {}).get("title", "") and all(k in hit for k in app_keys), hit)
+        check("search never finds the draft", all(p["_id"] != draft_id for p in answer.body))
+    answer = client.call("GET", "/api/posts/search?q=" + urllib.parse.quote("a & | ! ( b"))
+    check("search takes any text", answer.status == 200, answer)
+
+    # Notifications: the like and the comment reached Ada's open stream.
+    def streamed():
+        types = [n["type"] for n in stream.notifications()]
+        return "post.liked" in types and "comment.created" in types
+    arrived, _ = eventually(WITHIN + 1, streamed)
+    check("the stream received the like and the comment", arrived, [e.get("data") for e in stream.events])
+    if arrived:
+        like_event = next(e for e in stream.events if '"post.liked"' in e["data"])
+        comment_event = next(e for e in stream.events if '"comment.created"' in e["data"])
+        check(f"each arrived within {WITHIN} s of its answer (like {like_event['received'] - liked_at:.2f} s, "
+              f"comment {comment_event['received'] - commented_at:.2f} s)",
+              like_event["received"] - liked_at <= WITHIN and comment_event["received"] - commented_at <= WITHIN)
+        actor = json.loads(like_event["data"])["actor"]
+        check("a notification's actor is an Author without an email", actor.get("userId") == grace_id and "email" not in actor, actor)
+    stream.close()
+
+    # A browser's EventSource cannot send Authorization: it trades a ticket for the stream.
+    answer = client.call("POST", "/api/notifications/stream-ticket", ada)
+    ticket = (answer.body or {}).get("ticket") if isinstance(answer.body, dict) else None
+    check("a stream ticket is handed out", answer.status == 200 and ticket, answer)
+    if ticket:
+        secrets.append(ticket)
+        browser = EventStream(gateway_port, "/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
+        check("the stream opens with the ticket instead of the header", browser.status == 200, browser.status)
+        browser.close()
+        again = EventStream(gateway_port, "/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
+        check("a ticket opens one stream only", again.status == 401, again.status)
+        again.close()
+
+    answer = client.call("GET", "/api/notifications", ada)
+    check("Ada's list shows the like (the comment's was removed with it)", answer.status == 200
+          and [n["type"] for n in answer.body["notifications"]] == ["post.liked"] and answer.body["unreadCount"] == 1, answer)
+    answer = client.call("POST", "/api/notifications/read", ada, {"all": True})
+    check("marking all read answers 200", answer.status == 200 and client.call("GET", "/api/notifications", ada).body.get("unreadCount") == 0, answer)
+    check("Grace has no notifications of her own actions", client.call("GET", "/api/notifications", grace).body.get("notifications") == [])
+
+    # Cover images, through our images service and the fake Pexels.
+    answer = client.call("GET", "/api/images/search?" + urllib.parse.urlencode({"query": "crème brûlée", "per_page": 6}), ada)
+    check("image search answers Pexels' shape", answer.status == 200 and len(answer.body.get("photos", [])) == 6
+          and set(answer.body["photos"][0]["src"]) == {"original", "large2x", "large", "medium", "small", "portrait", "landscape", "tiny"}, answer)
+    asked = [c for c in pexels_calls if c["path"] == "/v1/search"]
+    check("the query reached Pexels decoded intact, with the key as the bare Authorization",
+          asked and asked[-1]["query"].get("query") == ["crème brûlée"] and asked[-1]["authorization"] == PEXELS_KEY, asked[-1:])
+    check("the key appears nowhere in the answer", PEXELS_KEY not in json.dumps(answer.body) + json.dumps(answer.headers))
+    before = len(pexels_calls)
+    answer = client.call("GET", "/api/images/search?" + urllib.parse.urlencode({"query": "  Crème   BRÛLÉE ", "per_page": 6}), grace)
+    check("the same query again is served from the cache", answer.status == 200 and len(pexels_calls) == before, len(pexels_calls) - before)
+    check("image search needs a token", client.call("GET", "/api/images/curated").status == 401)
+
+    # Logout: the token stops working on every service.
+    answer = client.call("POST", "/api/auth/logout", ada)
+    check("logout answers 200", answer.status == 200, answer)
+    probes = {
+        "auth": lambda: client.call("GET", "/api/auth/check", ada),
+        "posts": lambda: client.call("GET", f"/api/posts/{post_id}/like", ada),
+        "comments": lambda: client.call("POST", f"/api/posts/{post_id}/comments", ada, {"content": "after logout"}),
+        "images": lambda: client.call("GET", "/api/images/curated", ada),
+        "notifications": lambda: client.call("GET", "/api/notifications", ada),
+    }
+    for service, probe in probes.items():
+        refused, took = eventually(WITHIN, lambda: probe().status == 401)
+        check(f"the logged-out token is refused by {service} within {WITHIN} s ({took:.2f} s)", refused)
+
+    # Deleting the post removes it everywhere.
+    ada = client.call("POST", "/api/auth/login/email", body={"email": f"ada.{suffix}@example.com", "password": "correct horse"}).body["accessToken"]
+    answer = client.call("DELETE", f"/api/posts/{post_id}", ada)
+    check("the author deletes the post", answer.status == 200 and "message" in answer.body, answer)
+    check("the deleted post leaves the feed", post_id not in [p["_id"] for p in client.call("GET", "/api/posts?limit=100").body["posts"]])
+    def searched_without_it():
+        answer = client.call("GET", "/api/posts/search?q=" + topic)
+        return answer.status == 200 and all(p["_id"] != post_id for p in answer.body)
+    left, took = eventually(WITHIN, searched_without_it)
+    check(f"the deleted post leaves search within {WITHIN} s ({took:.2f} s)", left)
+    left, took = eventually(WITHIN, lambda: client.call("GET", f"/api/posts/{post_id}/comments").status == 404)
+    check(f"the comments service forgets the deleted post within {WITHIN} s ({took:.2f} s)", left)
+    check("an unknown route is a 404 problem document", client.call("GET", "/api/nothing").headers.get("content-type", "").startswith("application/problem+json"))
+
+
+def main():
+    pexels_port = free_port()
+    pexels = http.server.ThreadingHTTPServer(("127.0.0.1", pexels_port), FakePexels)
+    threading.Thread(target=pexels.serve_forever, daemon=True).start()
+    run_dir = tempfile.mkdtemp(prefix="postly-system.")
+    print(f"the suite's state and logs: {run_dir} (removed when every check passed)", flush=True)
+    os.chmod(run_dir, 0o755)
+    environment = None
+    try:
+        environment = start_suite(run_dir, pexels_port)
+        gateway_port = int(environment["POSTLY_GATEWAY_PORT"])
+        walk(Client(gateway_port), gateway_port, pexels_port)
+        logs = os.path.join(run_dir, "logs")
+        texts = {name: open(os.path.join(logs, name), errors="replace").read() for name in os.listdir(logs)}
+        leaked = sorted({name for name, text in texts.items() for secret in secrets if secret in text})
+        check("no log line carries the Pexels key or a token", not leaked, leaked)
+    except Exception as error:  # a crash of the walk is one failure, with where it happened
+        traceback.print_exc()
+        check("the walk ran to its end", False, repr(error))
+    finally:
+        if environment:
+            stop_suite(environment)
+        pexels.shutdown()
+    if failed == 0:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
