@@ -6,14 +6,14 @@ import Prometheus
 /// under `/api`: the gateway does not route them.
 struct OperationsRoutes {
     let openAPIDocument: String
-    let readinessChecks: [ReadinessCheck]
+    let readiness: ReadinessMonitor
     /// What a ready service still wants to say (such as a missing optional setting).
     let readinessNotes: @Sendable () -> [String]
     let metrics: PrometheusCollectorRegistry
 
     func add(to router: Router<PostlyRequestContext>) {
-        router.get("health/live") { _, _ in HealthStatus(status: "ok") }
-        router.get("health/ready") { _, _ in try await ready() }
+        router.get("health/live") { _, _ in HealthStatus(status: "ok", failing: nil) }
+        router.get("health/ready") { _, _ in try ready() }
         router.get("metrics") { _, _ in
             var buffer = [UInt8]()
             metrics.emit(into: &buffer)
@@ -28,35 +28,24 @@ struct OperationsRoutes {
         }
     }
 
-    /// 200 when every dependency answers within `ReadinessCheck.timeout`, else 503 naming the
-    /// ones that did not.
-    func ready() async throws -> HealthStatus {
-        let failing = await withTaskGroup(of: String?.self) { group in
-            for check in readinessChecks {
-                group.addTask {
-                    do {
-                        try await withTimeout(ReadinessCheck.timeout) { try await check.check() }
-                        return nil
-                    } catch {
-                        return check.name
-                    }
-                }
-            }
-            var failing: [String] = []
-            for await name in group { if let name { failing.append(name) } }
-            return failing.sorted()
+    /// 200 when every dependency answered the monitor's last round of checks, else 503 naming
+    /// the ones that did not. Never waits for a check.
+    func ready() throws -> HealthStatus {
+        guard let failing = readiness.lastFailing else {
+            throw APIError.unavailable("Not ready: starting", retryAfterSeconds: 1)
         }
         guard failing.isEmpty else {
             throw APIError.unavailable("Not ready: \(failing.joined(separator: ", ")) unreachable", retryAfterSeconds: 2)
         }
         let notes = readinessNotes()
-        return HealthStatus(status: "ok", notes: notes.isEmpty ? nil : notes)
+        return HealthStatus(status: "ok", failing: nil, notes: notes.isEmpty ? nil : notes)
     }
 }
 
 struct HealthStatus: ResponseEncodable {
     var status: String
-    var notes: [String]?
+    var failing: [String]?
+    var notes: [String]? = nil
 }
 
 struct TimedOut: Error {}

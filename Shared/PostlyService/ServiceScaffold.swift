@@ -17,6 +17,8 @@ public struct ServiceScaffold: Sendable {
     public let httpClient: CurlHTTPClient
     public let denyList: SessionDenyList
     public let verifier: AccessTokenVerifier
+    /// Keeps `/health/ready`'s answer; among `services`.
+    public let readiness = ReadinessMonitor()
 
     /// Builds the scaffold. `fetchJWKS` replaces fetching `configuration.jwksURL` (the auth
     /// service hands over its own keys; tests hand over a test key set).
@@ -65,9 +67,8 @@ public struct ServiceScaffold: Sendable {
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AuthenticationMiddleware(verifier: verifier))
-        OperationsRoutes(
-            openAPIDocument: openAPIDocument, readinessChecks: readinessChecks, readinessNotes: readinessNotes,
-            metrics: PostlyMetrics.registry)
+        readiness.check(readinessChecks)
+        OperationsRoutes(openAPIDocument: openAPIDocument, readiness: readiness, readinessNotes: readinessNotes, metrics: PostlyMetrics.registry)
             .add(to: router)
         return router
     }
@@ -78,6 +79,7 @@ public struct ServiceScaffold: Sendable {
         [
             httpClient,
             verifier,
+            readiness,
             SessionRevocationListener(kafka: configuration.kafka, serviceName: name, denyList: denyList, logger: logger),
         ]
     }

@@ -45,7 +45,7 @@ struct TestApplication {
             // What the write unit throws when a deadlock outlasts its retries.
             throw DatabaseError.deadlockDetected
         }
-        application = Application(router: router, logger: logger)
+        application = Application(router: router, services: [scaffold.readiness], logger: logger)
     }
 
     func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {

@@ -1,0 +1,58 @@
+import PostlyEvents
+import ServiceLifecycle
+import Synchronization
+
+/// Runs the readiness checks in the background and keeps the last result, so `/health/ready`
+/// answers at once whatever a dependency is doing. Checking on each request made the probe
+/// wait for the check itself, and a blocking C call (librdkafka's metadata request) cannot be
+/// cancelled: with the broker down the answer took 2-3 s, longer than a checker's timeout.
+public final class ReadinessMonitor: Service {
+    /// How long one check may take before its dependency counts as unreachable.
+    static let checkTimeout = Duration.seconds(2)
+
+    private let checks: Mutex<[ReadinessCheck]> = Mutex([])
+    /// The names of the failing dependencies after the last round; nil before the first.
+    private let failing: Mutex<[String]?> = Mutex(nil)
+    private let interval: Duration
+
+    /// - Parameter interval: the pause between two rounds of checks.
+    public init(interval: Duration = .milliseconds(500)) {
+        self.interval = interval
+    }
+
+    /// Sets what to check; the router does this when it adds `/health/ready`.
+    func check(_ checks: [ReadinessCheck]) {
+        self.checks.withLock { $0 = checks }
+    }
+
+    /// The failing dependencies as last seen; nil while the first round runs.
+    var lastFailing: [String]? {
+        failing.withLock { $0 }
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let result = await Self.failingNames(of: checks.withLock { $0 })
+            failing.withLock { $0 = result }
+            await sleepUnlessShuttingDown(for: interval)
+        }
+    }
+
+    static func failingNames(of checks: [ReadinessCheck]) async -> [String] {
+        await withTaskGroup(of: String?.self) { group in
+            for check in checks {
+                group.addTask {
+                    do {
+                        try await withTimeout(checkTimeout) { try await check.check() }
+                        return nil
+                    } catch {
+                        return check.name
+                    }
+                }
+            }
+            var failing: [String] = []
+            for await name in group { if let name { failing.append(name) } }
+            return failing.sorted()
+        }
+    }
+}
