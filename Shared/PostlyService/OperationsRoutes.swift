@@ -7,6 +7,8 @@ import Prometheus
 struct OperationsRoutes {
     let openAPIDocument: String
     let readiness: ReadinessMonitor
+    /// What a ready service still wants to say (such as a missing optional setting).
+    let readinessNotes: @Sendable () -> [String]
     let metrics: PrometheusCollectorRegistry
 
     func add(to router: Router<PostlyRequestContext>) {
@@ -35,13 +37,15 @@ struct OperationsRoutes {
         guard failing.isEmpty else {
             throw APIError.unavailable("Not ready: \(failing.joined(separator: ", ")) unreachable", retryAfterSeconds: 2)
         }
-        return HealthStatus(status: "ok", failing: nil)
+        let notes = readinessNotes()
+        return HealthStatus(status: "ok", failing: nil, notes: notes.isEmpty ? nil : notes)
     }
 }
 
 struct HealthStatus: ResponseEncodable {
     var status: String
     var failing: [String]?
+    var notes: [String]? = nil
 }
 
 struct TimedOut: Error {}

@@ -15,7 +15,8 @@ extension PageRequest {
         query.get("page") != nil || query.get("limit") != nil
     }
 
-    static func integer(_ query: Parameters, _ name: String, in range: ClosedRange<Int>, default value: Int) throws -> Int {
+    /// The integer `name` of `query` within `range`, `value` when absent, else 400.
+    public static func integer(_ query: Parameters, _ name: String, in range: ClosedRange<Int>, default value: Int) throws -> Int {
         guard let text = query.get(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw APIError.badRequest("'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")

@@ -44,6 +44,11 @@ public struct ServiceScaffold: Sendable {
     /// and the topics (a broker that is down only delays events: they wait in the outbox).
     public func prepare(database: Database, migrations: Migrations) async throws {
         try await migrations.apply(to: database)
+        await prepareTopics()
+    }
+
+    /// Creates the topics that do not exist yet (all a service without a database prepares).
+    public func prepareTopics() async {
         do {
             try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: configuration.kafka, timeout: .seconds(5), logger: logger)
         } catch {
@@ -52,15 +57,18 @@ public struct ServiceScaffold: Sendable {
     }
 
     /// A router with the middleware chain every service has (request id, problem documents,
-    /// metrics, authentication) and the operations routes.
-    public func makeRouter(openAPIDocument: String, readinessChecks: [ReadinessCheck]) -> Router<PostlyRequestContext> {
+    /// metrics, authentication) and the operations routes. `readinessNotes` are shown by a
+    /// ready `/health/ready`.
+    public func makeRouter(
+        openAPIDocument: String, readinessChecks: [ReadinessCheck], readinessNotes: @escaping @Sendable () -> [String] = { [] }
+    ) -> Router<PostlyRequestContext> {
         let router = Router(context: PostlyRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AuthenticationMiddleware(verifier: verifier))
         readiness.check(readinessChecks)
-        OperationsRoutes(openAPIDocument: openAPIDocument, readiness: readiness, metrics: PostlyMetrics.registry)
+        OperationsRoutes(openAPIDocument: openAPIDocument, readiness: readiness, readinessNotes: readinessNotes, metrics: PostlyMetrics.registry)
             .add(to: router)
         return router
     }

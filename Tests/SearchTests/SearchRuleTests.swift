@@ -168,7 +168,7 @@ import TestSupport
             #expect(pastTheEnd.totalCount == "25")
 
             let html = try await client.search("kayak", extra: "&limit=1&formats=html")
-            #expect(try html.decode([FoundPost].self).first?.contentHtml == "<p>Nothing much.</p>")
+            #expect(try html.decode([FoundPost].self).first?.contentHtml == "<p>Nothing much.</p>\n")
         }
     }
 

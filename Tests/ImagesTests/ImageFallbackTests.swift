@@ -1,0 +1,114 @@
+import Foundation
+import HummingbirdTesting
+import Testing
+import TestSupport
+
+@testable import ImagesService
+
+/// When the upstream cannot be asked: the stale answer with its warning, else 503 saying why.
+@Suite struct ImageFallbackTests {
+    enum Failure: String, CaseIterable, Sendable {
+        case serverError, timeout, rateLimited
+
+        func apply(to pexels: FakePexels) {
+            switch self {
+            case .serverError: pexels.answer { $0.status = 500 }
+            case .timeout: pexels.answer { $0.delay = .seconds(2) }
+            case .rateLimited: pexels.answer { $0.status = 429 }
+            }
+        }
+
+        var code: String {
+            switch self {
+            case .serverError: "upstream_error"
+            case .timeout: "upstream_timeout"
+            case .rateLimited: "upstream_rate_limited"
+            }
+        }
+    }
+
+    @Test(arguments: Failure.allCases)
+    func aFailingUpstreamAnswersTheStaleEntryWithAWarning(failure: Failure) async throws {
+        let pexels = FakePexels()
+        try await ImagesTestService.run(pexels: pexels, environment: ["IMAGES_CACHE_TTL_SECONDS": "60"]) { service, client in
+            let token = try await service.token()
+            let fresh = try await client.search("harbour", token: token)
+            #expect(fresh.status == .ok)
+            service.clock.advance(by: 120)
+            failure.apply(to: pexels)
+
+            let started = ContinuousClock.now
+            let stale = try await client.search("harbour", token: token)
+            #expect(stale.status == .ok)
+            #expect(stale.isStale)
+            #expect(stale.text == fresh.text)
+            #expect(started.duration(to: .now) < .seconds(2))
+            #expect(pexels.callCount == 2)
+            #expect(service.metric("images_stale_answers_total") == 1)
+        }
+    }
+
+    @Test(arguments: Failure.allCases)
+    func aFailingUpstreamWithNothingCachedAnswers503SayingWhy(failure: Failure) async throws {
+        let pexels = FakePexels()
+        failure.apply(to: pexels)
+        try await ImagesTestService.run(pexels: pexels) { service, client in
+            let response = try await client.search("harbour", token: try await service.token())
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.headers[.retryAfter] != nil)
+            #expect(response.problem?.code == failure.code)
+            #expect(response.problem?.detail.contains("image provider") == true)
+            #expect(response.problem?.detail.contains("127.0.0.1") == false)
+            #expect(!response.isStale)
+        }
+    }
+
+    @Test func anUnreachableUpstreamAnswers503() async throws {
+        let closedPort = try TestBroker.freePort()
+        try await ImagesTestService.run(pexels: FakePexels(), environment: ["PEXELS_BASE_URL": "http://127.0.0.1:\(closedPort)"]) { service, client in
+            let response = try await client.search("harbour", token: try await service.token())
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.problem?.code == "upstream_unreachable")
+            #expect(response.headers[.retryAfter] != nil)
+        }
+    }
+
+    @Test func withoutAKeyTheServiceIsReadyAndAnswers503NamingTheVariable() async throws {
+        let pexels = FakePexels()
+        try await ImagesTestService.run(pexels: pexels, environment: ["PEXELS_API_KEY": ""]) { service, client in
+            let response = try await client.search("harbour", token: try await service.token())
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.problem?.code == "not_configured")
+            #expect(response.problem?.detail.contains("PEXELS_API_KEY") == true)
+            #expect(response.headers[.retryAfter] != nil)
+            #expect(pexels.callCount == 0)
+
+            // The readiness monitor's first round of checks runs in the background.
+            let becameReady = try await eventually { try await client.images("/health/ready", token: nil).status == .ok }
+            #expect(becameReady)
+            let ready = try await client.images("/health/ready", token: nil)
+            let notes = try #require(ready.json?["notes"] as? [String])
+            #expect(notes.contains { $0.contains("no key configured") })
+        }
+    }
+
+    @Test func withAKeyReadinessHasNothingToNote() async throws {
+        try await ImagesTestService.run(pexels: FakePexels()) { _, client in
+            let becameReady = try await eventually { try await client.images("/health/ready", token: nil).status == .ok }
+            #expect(becameReady)
+            #expect(try await client.images("/health/ready", token: nil).json?["notes"] == nil)
+        }
+    }
+
+    @Test func theOpenAPIDocumentNamesEveryStatusOfTheRoutes() async throws {
+        try await ImagesTestService.run(pexels: FakePexels()) { _, client in
+            let document = try #require(try await client.images("/openapi.json", token: nil).json)
+            let paths = try #require(document["paths"] as? [String: Any])
+            for route in ["/api/images/search", "/api/images/curated"] {
+                let get = try #require((paths[route] as? [String: Any])?["get"] as? [String: Any])
+                let statuses = Set(((get["responses"] as? [String: Any]) ?? [:]).keys)
+                #expect(statuses == ["200", "400", "401", "429", "503"])
+            }
+        }
+    }
+}
