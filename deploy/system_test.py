@@ -227,6 +227,24 @@ def walk(client, gateway_port, pexels_port):
           and "password" not in json.dumps(answer.body), answer)
     ada_id = answer.body["userId"]
 
+    # A service is ready when its database and broker answer; its consumers join their groups
+    # a few seconds later (a tansu group join takes about half the session timeout). Until
+    # then events wait in the broker, so the timed checks below start once every consumer
+    # has applied a first event.
+    warm = client.call("POST", "/api/posts", grace, {"title": f"Warm-up {topic}", "content": "warming up"}).body["_id"]
+    client.call("POST", f"/api/posts/{warm}/comments", ada, {"content": "first"})
+    client.call("POST", f"/api/posts/{warm}/like", ada)
+    def settled():
+        post = client.call("GET", f"/api/posts/{warm}").body
+        found = client.call("GET", "/api/posts/search?q=warm-up+" + topic)
+        notified = client.call("GET", "/api/notifications", grace)
+        return (post.get("commentsCount") == 1 and found.status == 200 and any(p["_id"] == warm for p in found.body)
+                and notified.status == 200 and len(notified.body.get("notifications", [])) == 2)
+    ready, took = eventually(60, settled)
+    check(f"every consumer has joined and applied a first event ({took:.1f} s after ready)", ready)
+    client.call("DELETE", f"/api/posts/{warm}", grace)
+    client.call("POST", "/api/notifications/read", grace, {"all": True})
+
     # Ada's stream is open before anyone acts on her post.
     stream = EventStream(gateway_port, "/api/notifications/stream", ada)
     check("the notifications stream opens as text/event-stream", stream.status == 200 and stream.content_type.startswith("text/event-stream"),
