@@ -21,8 +21,8 @@ struct SearchController: Sendable {
         let query = request.uri.queryParameters
         let text = try Self.text(query.get("q"))
         let page = try PageRequest(query: query, defaultLimit: Self.defaultLimit)
-        let includeHTML = Self.formats(query.get("formats")).contains("html")
-        let found = try await repository.search(text, page: page, includeHTML: includeHTML)
+        let formats = ListFormats(parameter: query.get("formats"))
+        let found = try await repository.search(text, page: page, includeHTML: formats.html)
         return try EditedResponse(headers: [.totalCount: String(found.total)], response: found.results)
             .response(from: request, context: context)
     }
@@ -36,11 +36,6 @@ struct SearchController: Sendable {
             throw APIError.badRequest("'q' must be \(queryLength.lowerBound) to \(queryLength.upperBound) characters")
         }
         return text
-    }
-
-    /// `formats`, comma-separated; names other than `html` are ignored.
-    static func formats(_ value: String?) -> Set<String> {
-        Set((value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
     }
 }
 
