@@ -21,7 +21,7 @@ public func buildApplication(
     let database = Database(configuration: configuration.service.postgres, logger: logger)
     let producer = try KafkaProducer(configuration: kafka, logger: logger)
     let writes = WriteUnit(database: database, producer: "posts", clock: clock, logger: logger)
-    let repository = PostgresPostRepository(database: database)
+    let repository = PostgresPostRepository(database: database, cacheLifetime: configuration.cacheLifetime, cacheBytes: configuration.cacheBytes)
     let views = ViewCounter(repository: repository, interval: configuration.viewFlushInterval, logger: logger)
     let scaffold = ServiceScaffold(name: "posts", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
     try await scaffold.prepare(database: database, migrations: Migrations(schema))

@@ -6,7 +6,7 @@ import PostlyPostgres
 /// transaction; `OutboxRelay` publishes the event afterwards. When Kafka is down, writes
 /// still succeed and events wait here.
 public enum Outbox {
-    /// The channel the relay listens on; a commit with new events wakes it at once.
+    /// The commit signal the relay waits for; a commit with new events wakes it at once.
     static let channel = "postly_outbox"
 
     /// The tables of the outbox and of the consumers' applied sequences; every service that
@@ -36,15 +36,13 @@ public enum Outbox {
     /// Adds `event` inside the caller's transaction: it is published if and only if the
     /// transaction commits.
     public static func add(_ event: Event, in connection: DatabaseConnection) async throws {
-        let payload = try [UInt8](encoder.encode(event))
+        let payload = try PostlyJSON.encode(event)
         try await connection.execute(
             """
             INSERT INTO outbox (event_id, topic, key, payload)
             VALUES (\(event.id), \(event.topic.rawValue), \(event.key), \(payload))
             """)
-        // Delivered at commit, collapsed with the transaction's other notifications.
-        try await connection.execute("SELECT pg_notify(\(channel), '')")
+        // This process's relay publishes it as soon as the transaction commits.
+        connection.signalAfterCommit(channel)
     }
-
-    private static let encoder = PostlyJSON.encoder()
 }

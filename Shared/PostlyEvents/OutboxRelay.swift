@@ -6,8 +6,9 @@ import PostlyPostgres
 import ServiceLifecycle
 
 /// Publishes pending outbox rows to Kafka and marks them sent after the broker's delivery
-/// report. Wakes on `NOTIFY` when a transaction adds events (a safety poll catches the
-/// rest), backs off while the broker is down, and is safe with several instances: each
+/// report. Wakes when a transaction of its process commits events (`CommitSignals`; the poll
+/// takes what another instance left behind), backs off while the broker is down, and is safe
+/// with several instances: each
 /// takes rows `FOR UPDATE SKIP LOCKED`, and leaves a key alone while another instance
 /// holds an earlier event of it, so events stay in order per key.
 ///
@@ -47,10 +48,9 @@ public final class OutboxRelay: Service {
         // One buffered wake-up at most: notifications that arrive while a batch is being
         // published collapse into one more look.
         let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let commits = database.onCommit(signalling: Outbox.channel) { _ in wake.yield() }
+        defer { commits.cancel() }
         try await withThrowingDiscardingTaskGroup { group in
-            group.addTask {
-                for await _ in self.database.listen(channel: Outbox.channel) { wake.yield() }
-            }
             group.addTask {
                 while !Task.isCancelled {
                     wake.yield()

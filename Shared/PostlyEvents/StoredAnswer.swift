@@ -27,17 +27,16 @@ public struct StoredAnswer: Sendable, Hashable {
 
     /// `value` as JSON with Postly's encoder, the same bytes a route returning it would send.
     public init(status: Int, headers: [Header] = [], json value: some Encodable) throws {
-        self.init(status: status, headers: headers, body: [UInt8](try Self.encoder.encode(value)))
+        self.init(status: status, headers: headers, body: try PostlyJSON.encode(value))
     }
 
     func encodedHeaders() throws -> String {
-        String(decoding: try Self.encoder.encode(headers), as: UTF8.self)
+        String(decoding: try PostlyJSON.encode(headers), as: UTF8.self)
     }
 
     static func decodeHeaders(_ text: String) throws -> [Header] {
         try decoder.decode([Header].self, from: Data(text.utf8))
     }
 
-    private static let encoder = PostlyJSON.encoder()
     private static let decoder = PostlyJSON.decoder()
 }

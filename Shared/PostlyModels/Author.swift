@@ -18,3 +18,14 @@ public struct Author: Codable, Sendable, Hashable {
         try container.encode(profilePicture, forKey: .profilePicture)
     }
 }
+
+extension Author: JSONWritable {
+    /// The keys of `encode(to:)`, sorted.
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.field("name", name)
+            json.field("profilePicture", profilePicture)
+            json.field("userId", userId)
+        }
+    }
+}

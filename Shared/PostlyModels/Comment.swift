@@ -22,3 +22,17 @@ public struct Comment: Codable, Sendable, Hashable {
         case id = "_id", postId, content, author, createdAt, likes
     }
 }
+
+extension Comment: JSONWritable {
+    /// The coded keys, sorted.
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.field("_id", id)
+            json.field("author", author)
+            json.field("content", content)
+            json.field("createdAt", createdAt)
+            json.field("likes", likes)
+            json.field("postId", postId)
+        }
+    }
+}

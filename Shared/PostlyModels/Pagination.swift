@@ -39,6 +39,26 @@ public struct PostPage: Codable, Sendable, Hashable {
     }
 }
 
+extension Pagination: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.field("limit", limit)
+            json.field("page", page)
+            json.field("total", total)
+            json.field("totalPages", totalPages)
+        }
+    }
+}
+
+extension PostPage: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.field("pagination", pagination)
+            json.field("posts", posts)
+        }
+    }
+}
+
 /// `{"notifications": [...], "pagination": {...}, "unreadCount": N}`
 public struct NotificationPage: Codable, Sendable, Hashable {
     public var notifications: [Notification]

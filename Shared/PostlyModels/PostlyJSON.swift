@@ -16,6 +16,19 @@ public enum PostlyJSON {
         return encoder
     }
 
+    /// `value` as JSON: through its own writer when it is `JSONWritable` (the hot objects),
+    /// else through `encoder()`. The bytes are the same either way.
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        if let writable = value as? any JSONWritable {
+            var json = JSONWriter()
+            writable.write(to: &json)
+            return json.bytes
+        }
+        return Array(try sharedEncoder.encode(value))
+    }
+
+    private static let sharedEncoder = encoder()
+
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
@@ -39,13 +52,43 @@ public enum Timestamp {
     /// `2026-11-21T06:44:12.123Z`: UTC, exactly three fractional digits, truncated (never
     /// rounded up into the next second).
     public static func format(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        write(date, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `format(date)` to `bytes`: every answer writes several, so no formatter runs.
+    public static func write(_ date: Date, into bytes: inout [UInt8]) {
         // Half a microsecond absorbs the binary error of a parsed `.123` (0.12299999...).
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000 + 0.0005).rounded(.down))
-        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
-        let (wholeSeconds, millisecond) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
-        let text = withoutFraction.format(Date(timeIntervalSince1970: TimeInterval(wholeSeconds)))
-        let digits = String(millisecond)
-        return text.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
+        let (seconds, millisecond) = CivilDate.floorDivision(milliseconds, 1000)
+        let (days, secondOfDay) = CivilDate.floorDivision(seconds, 86_400)
+        let (year, month, day) = CivilDate.date(fromDays: days)
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var value = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(millisecond, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     public static func parse(_ text: String) -> Date? {

@@ -28,6 +28,7 @@ public final class Database: Service, Sendable {
     public let configuration: PostgresConfiguration
     let logger: Logger
     let threadPool: NIOThreadPool
+    let commitSignals = CommitSignals()
     private let state: Mutex<PoolState>
 
     public init(configuration: PostgresConfiguration, logger: Logger) {
@@ -92,7 +93,7 @@ public final class Database: Service, Sendable {
     public func withConnection<T: Sendable>(_ body: (DatabaseConnection) async throws -> T) async throws -> T {
         let connection = try await lease()
         defer { release(connection) }
-        return try await body(DatabaseConnection(connection: connection, threadPool: threadPool))
+        return try await body(DatabaseConnection(connection: connection, threadPool: threadPool, commitSignals: commitSignals))
     }
 
     /// `NOTIFY channel, payload` (through `pg_notify`, so both are bound values).

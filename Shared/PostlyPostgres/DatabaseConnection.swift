@@ -5,6 +5,27 @@ import NIOPosix
 public struct DatabaseConnection: Sendable {
     let connection: PostgresConnection
     let threadPool: NIOThreadPool
+    let commitSignals: CommitSignals
+    /// Inside `transaction`: what to signal when it commits.
+    var pendingSignals: PendingCommitSignals?
+
+    init(connection: PostgresConnection, threadPool: NIOThreadPool, commitSignals: CommitSignals) {
+        self.connection = connection
+        self.threadPool = threadPool
+        self.commitSignals = commitSignals
+    }
+
+    /// Runs this process's `Database.onCommit(signalling: channel)` handlers with `payload` when
+    /// the current transaction commits (at once outside a transaction). See `CommitSignals` for
+    /// why this is not `NOTIFY`.
+    public func signalAfterCommit(_ channel: String, payload: String = "") {
+        let signal = CommitSignals.Signal(channel: channel, payload: payload)
+        if let pendingSignals {
+            pendingSignals.add(signal)
+        } else {
+            commitSignals.deliver([signal])
+        }
+    }
 
     /// Runs a query and returns its rows.
     public func query(_ sql: SQL) async throws -> [Row] {
@@ -29,9 +50,12 @@ public struct DatabaseConnection: Sendable {
     func transaction<T: Sendable>(isolation: IsolationLevel, _ body: (DatabaseConnection) async throws -> T) async throws -> T {
         let connection = self.connection
         try await threadPool.runBlocking { _ = try connection.runScript("BEGIN ISOLATION LEVEL \(isolation.rawValue)") }
+        var inTransaction = self
+        let signals = PendingCommitSignals()
+        inTransaction.pendingSignals = signals
         let value: T
         do {
-            value = try await body(self)
+            value = try await body(inTransaction)
         } catch {
             // If even the rollback fails, the connection is closed on release, which rolls back too.
             _ = try? await threadPool.runBlocking { try connection.runScript("ROLLBACK") }
@@ -47,6 +71,7 @@ public struct DatabaseConnection: Sendable {
         guard status == "COMMIT" else {
             throw DatabaseError.server(sqlState: "25P02", message: "the transaction was aborted by an earlier error and rolled back")
         }
+        commitSignals.deliver(signals.all)
         return value
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
+import PostlyModels
 
 /// `timestamptz` text in ISO style, as the connection asks for it (`DateStyle=ISO`, `TimeZone=UTC`).
 enum PostgresTimestamp {
     /// `2026-11-21 06:44:12.123456+00`: microseconds, PostgreSQL's own precision.
     static func format(_ date: Date) -> String {
         let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        let (seconds, fraction) = floorDivision(micros, 1_000_000)
-        let (days, secondOfDay) = floorDivision(seconds, 86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let (seconds, fraction) = CivilDate.floorDivision(micros, 1_000_000)
+        let (days, secondOfDay) = CivilDate.floorDivision(seconds, 86_400)
+        let (year, month, day) = CivilDate.date(fromDays: days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
@@ -24,7 +25,7 @@ enum PostgresTimestamp {
         guard let year = reader.number(), reader.skip("-"), let month = reader.number(digits: 2), reader.skip("-"),
             let day = reader.number(digits: 2)
         else { return nil }
-        var seconds = days(year: year, month: month, day: day) * 86_400
+        var seconds = CivilDate.days(year: year, month: month, day: day) * 86_400
         var micros: Int64 = 0
         if reader.skip(" ") || reader.skip("T") {
             guard let hour = reader.number(digits: 2), reader.skip(":"), let minute = reader.number(digits: 2),
@@ -88,34 +89,6 @@ enum PostgresTimestamp {
             if skip("-") { return -1 }
             return nil
         }
-    }
-
-    private static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
-        let remainder = ((value % divisor) + divisor) % divisor
-        return ((value - remainder) / divisor, remainder)
-    }
-
-    /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
-    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of `days(year:month:day:)` (`civil_from_days`).
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 

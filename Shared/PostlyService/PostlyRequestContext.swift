@@ -25,11 +25,10 @@ public struct PostlyRequestContext: RequestContext {
     }
 
     public var requestDecoder: JSONDecoder { Self.decoder }
-    public var responseEncoder: JSONEncoder { Self.encoder }
+    public var responseEncoder: PostlyResponseEncoder { PostlyResponseEncoder() }
     public var maxUploadSize: Int { RequestLimits.maxBodyBytes }
 
     private static let decoder = PostlyJSON.decoder()
-    private static let encoder = PostlyJSON.encoder()
 
     /// The caller, or 401 for routes that need one.
     public func requireIdentity() throws -> Identity {

@@ -86,9 +86,7 @@ public struct ProblemMiddleware: RouterMiddleware {
             requestId: requestId.isEmpty ? nil : requestId, errors: error.fieldErrors)
         var headers = error.headers
         headers[.contentType] = "application/problem+json"
-        let body = (try? encoder.encode(problem)) ?? Data()
+        let body = (try? PostlyJSON.encode(problem)) ?? []
         return Response(status: error.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
-
-    private static let encoder = PostlyJSON.encoder()
 }

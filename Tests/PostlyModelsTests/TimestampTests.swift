@@ -18,6 +18,17 @@ import Testing
         #expect(Timestamp.format(almostNextSecond) == "2026-11-18T11:06:40.999Z")
     }
 
+    /// The calendar arithmetic against Foundation's ISO 8601 formatter, over four centuries.
+    @Test func writesWhatFoundationsFormatterWrites() {
+        let reference = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+        var generator = SystemRandomNumberGenerator()
+        let range = -2_208_988_800_000...7_258_118_400_000 as ClosedRange<Int64> // 1900...2200, in ms
+        for _ in 0..<20_000 {
+            let date = Date(timeIntervalSince1970: Double(Int64.random(in: range, using: &generator)) / 1000)
+            #expect(Timestamp.format(date) == reference.format(date), "\(date.timeIntervalSince1970)")
+        }
+    }
+
     @Test func readsTimestampsWithoutFractionOrWithOtherPrecisionOrOffset() throws {
         let expected = try #require(Timestamp.parse("2026-11-21T06:44:12.000Z"))
         #expect(Timestamp.parse("2026-11-21T06:44:12Z") == expected)

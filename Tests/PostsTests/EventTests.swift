@@ -69,7 +69,8 @@ import TestSupport
         defer { broker.stop() }
         let kafka = try testConfiguration(brokers: broker.brokers)
         try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: kafka)
-        try await withPostsService(brokers: broker.brokers) { api in
+        // A cache that would keep a post for an hour: the events must drop what they change.
+        try await withPostsService(brokers: broker.brokers, cacheLifetime: .seconds(3600)) { api in
             let registered = try EventFixtures.event(.userRegistered)
             let updated = try EventFixtures.event(.userUpdated)
             let created = try EventFixtures.event(.commentCreated)

@@ -14,9 +14,7 @@ enum ServerSentEvent {
 
     /// `event: notification`, `id: <_id>`, `data: <the JSON object on one line>`.
     static func notification(_ notification: Notification) throws -> ByteBuffer {
-        let json = String(decoding: try encoder.encode(notification), as: UTF8.self)
+        let json = String(decoding: try PostlyJSON.encode(notification), as: UTF8.self)
         return ByteBuffer(string: "event: notification\nid: \(notification.id)\ndata: \(json)\n\n")
     }
-
-    private static let encoder = PostlyJSON.encoder()
 }

@@ -48,8 +48,12 @@ struct PostRecord: Sendable {
         version = try row.decode("version")
     }
 
-    /// The one visibility rule: a draft exists for its author only.
     func isVisible(to viewer: String?) -> Bool {
+        Self.isVisible(status: status, authorId: authorId, to: viewer)
+    }
+
+    /// The one visibility rule: a draft exists for its author only.
+    static func isVisible(status: PostStatus, authorId: String, to viewer: String?) -> Bool {
         status == .published || authorId == viewer
     }
 
@@ -68,5 +72,11 @@ struct PostRecord: Sendable {
             id: id, title: title, content: content, excerpt: excerpt, slug: slug, status: status, coverImage: coverImage,
             author: author, readTime: readTime, createdAt: createdAt, updatedAt: updatedAt, publishedAt: publishedAt,
             deletedAt: deletedAt, version: version)
+    }
+}
+
+extension Post {
+    func isVisible(to viewer: String?) -> Bool {
+        PostRecord.isVisible(status: status, authorId: author.userId, to: viewer)
     }
 }

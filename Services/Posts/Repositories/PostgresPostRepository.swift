@@ -7,9 +7,18 @@ import PostlyPostgres
 public struct PostgresPostRepository: PostRepository {
     let database: Database
     let feedTotal = FeedTotalCache()
+    let cache: PostCache
 
-    public init(database: Database) {
+    /// - Parameters:
+    ///   - cacheLifetime: how long a post read from the database answers reads without it
+    ///     (`PostCache`); another instance's changes show within it. Zero turns the cache off.
+    ///   - cacheBytes: about how much post text the cache holds at most.
+    public init(database: Database, cacheLifetime: Duration = .seconds(1), cacheBytes: Int = 32 << 20) {
         self.database = database
+        let cache = PostCache(lifetime: cacheLifetime, capacityBytes: cacheBytes)
+        self.cache = cache
+        // For the database's lifetime, like the repository's.
+        _ = database.onCommit(signalling: PostCache.channel) { cache.drop($0) }
     }
 
     /// A post's columns with its author's name and picture from the users projection (the
@@ -24,11 +33,8 @@ public struct PostgresPostRepository: PostRepository {
     // MARK: - Reads
 
     public func post(id: String, viewer: String?) async throws -> Post {
-        try await database.withConnection { connection in
-            let rows = try await connection.query(
-                "SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.id = \(id)")
-            return try await visiblePost(rows.first, viewer: viewer, in: connection)
-        }
+        guard let post = try await posts(ids: [id]).first, post.isVisible(to: viewer) else { throw PostError.notFound }
+        return post
     }
 
     public func post(slug: String, viewer: String?) async throws -> Post {
@@ -38,64 +44,80 @@ public struct PostgresPostRepository: PostRepository {
                 SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
                 WHERE p.id = (SELECT post_id FROM slugs WHERE slug = \(slug))
                 """)
-            return try await visiblePost(rows.first, viewer: viewer, in: connection)
+            guard let record = try rows.first.map(PostRecord.init), record.isVisible(to: viewer) else { throw PostError.notFound }
+            return try await Self.post(record, in: connection)
         }
-    }
-
-    private func visiblePost(_ row: Row?, viewer: String?, in connection: DatabaseConnection) async throws -> Post {
-        guard let record = try row.map(PostRecord.init), record.isVisible(to: viewer) else { throw PostError.notFound }
-        return try await Self.post(record, in: connection)
     }
 
     public func list(_ filter: PostFilter, page: PageRequest) async throws -> PostPage {
         let isFeed = filter == PostFilter(status: .published, authorId: nil)
         let cachedTotal = isFeed ? feedTotal.total : nil
         let countedAt = ContinuousClock.now
-        return try await database.withConnection { connection in
+        // The page's ids in one round trip (the index answers it); the posts come from the cache.
+        let (ids, total): ([String], Int) = try await database.withConnection { connection in
             let status = filter.status?.rawValue
-            let rows: [Row]
-            var total: Int
             if let cachedTotal {
-                rows = try await connection.query(
+                let rows = try await connection.query(
                     """
-                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
-                    WHERE p.status = 'published'
+                    SELECT p.id FROM posts p WHERE p.status = 'published'
                     ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
                     LIMIT \(page.limit) OFFSET \(page.offset)
                     """)
-                total = cachedTotal
-            } else {
-                // One round trip: the page through the feed index, and the total beside it (a
-                // window count would make PostgreSQL read every matching row before the LIMIT).
-                rows = try await connection.query(
-                    """
-                    WITH page AS (
-                        SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
-                        WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                        ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
-                        LIMIT \(page.limit) OFFSET \(page.offset)
-                    )
-                    SELECT page.*, (
-                        SELECT count(*) FROM posts p
-                        WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                    ) AS total
-                    FROM page ORDER BY page.published_at DESC, page.created_at DESC, page.id DESC
-                    """)
-                total = try rows.first?.decode("total", as: Int.self) ?? 0
-                if rows.isEmpty, page.offset > 0 {
-                    // Past the last page: no row carried the total.
-                    total = try await connection.query(
-                        """
-                        SELECT count(*) AS total FROM posts p
-                        WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                        """
-                    ).first?.decode("total", as: Int.self) ?? 0
-                }
-                if isFeed { feedTotal.store(total, countedAt: countedAt) }
+                return (try rows.map { try $0.decode("id") }, cachedTotal)
             }
-            let posts = try await Self.posts(rows.map(PostRecord.init), in: connection)
-            return PostPage(posts: posts, pagination: Pagination(total: total, page: page.page, limit: page.limit))
+            // The total beside the page (a window count would make PostgreSQL read every
+            // matching row before the LIMIT).
+            let rows = try await connection.query(
+                """
+                WITH page AS (
+                    SELECT p.id, p.published_at, p.created_at FROM posts p
+                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
+                    LIMIT \(page.limit) OFFSET \(page.offset)
+                )
+                SELECT page.id, (
+                    SELECT count(*) FROM posts p
+                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                ) AS total
+                FROM page ORDER BY page.published_at DESC, page.created_at DESC, page.id DESC
+                """)
+            var total = try rows.first?.decode("total", as: Int.self) ?? 0
+            if rows.isEmpty, page.offset > 0 {
+                // Past the last page: no row carried the total.
+                total = try await connection.query(
+                    """
+                    SELECT count(*) AS total FROM posts p
+                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
+                    """
+                ).first?.decode("total", as: Int.self) ?? 0
+            }
+            if isFeed { feedTotal.store(total, countedAt: countedAt) }
+            return (try rows.map { try $0.decode("id") }, total)
         }
+        return PostPage(posts: try await posts(ids: ids), pagination: Pagination(total: total, page: page.page, limit: page.limit))
+    }
+
+    /// The posts with these ids, in this order, from the cache where it has them and else in
+    /// one batched read, which the cache keeps. Ids that name no post are left out.
+    private func posts(ids: [String]) async throws -> [Post] {
+        var found: [String: Post] = [:]
+        var missing: [String] = []
+        for id in ids {
+            if let post = cache.post(id) { found[id] = post } else { missing.append(id) }
+        }
+        if !missing.isEmpty {
+            let readAt = ContinuousClock.now
+            let read = try await database.withConnection { connection in
+                let rows = try await connection.query(
+                    "SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.id = ANY(\(missing))")
+                return try await Self.posts(rows.map(PostRecord.init), in: connection)
+            }
+            for post in read {
+                cache.store(post, readAt: readAt)
+                found[post.id] = post
+            }
+        }
+        return ids.compactMap { found[$0] }
     }
 
     public func isLiked(id: String, by caller: Caller) async throws -> Bool {
@@ -160,15 +182,20 @@ public struct PostgresPostRepository: PostRepository {
         let rendering = PostRendering(markdown: new.content)
         let slug = try await claimSlug(Slug.make(from: new.title), fallback: id, for: id, in: connection)
         let now = Date()
-        try await connection.execute(
+        // The new row comes back with its author's name in the same round trip.
+        guard let record = try await connection.query(
             """
-            INSERT INTO posts (id, title, content, content_html, excerpt, slug, status, cover_image, author_id, author_name,
-                               read_time, created_at, updated_at, published_at)
-            VALUES (\(id), \(new.title), \(new.content), \(rendering.html), \(rendering.excerpt), \(slug), \(new.status.rawValue),
-                    \(new.coverImage), \(caller.userId), \(caller.name), \(rendering.readTime), \(now), \(now),
-                    \(new.status == .published ? now : nil))
-            """)
-        guard let record = try await record(id: id, in: connection) else { throw PostError.notFound }
+            WITH p AS (
+                INSERT INTO posts (id, title, content, content_html, excerpt, slug, status, cover_image, author_id, author_name,
+                                   read_time, created_at, updated_at, published_at)
+                VALUES (\(id), \(new.title), \(new.content), \(rendering.html), \(rendering.excerpt), \(slug), \(new.status.rawValue),
+                        \(new.coverImage), \(caller.userId), \(caller.name), \(rendering.readTime), \(now), \(now),
+                        \(new.status == .published ? now : nil))
+                RETURNING *
+            )
+            SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
+            """
+        ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await transaction.emit(.postCreated(record.snapshot()), key: id, actorId: caller.userId)
         feedTotal.invalidate()
         return record.post(comments: [])
@@ -202,15 +229,20 @@ public struct PostgresPostRepository: PostRepository {
         case (_, .draft): nil
         default: current.publishedAt
         }
-        try await connection.execute(
+        guard let record = try await connection.query(
             """
-            UPDATE posts SET title = \(title), content = \(content), content_html = \(rendering.html), excerpt = \(rendering.excerpt),
-                read_time = \(rendering.readTime), slug = \(slug), status = \(status.rawValue), cover_image = \(coverImage),
-                published_at = \(publishedAt), updated_at = \(now), version = version + 1
-            WHERE id = \(id)
-            """)
-        guard let record = try await record(id: id, in: connection) else { throw PostError.notFound }
+            WITH p AS (
+                UPDATE posts SET title = \(title), content = \(content), content_html = \(rendering.html), excerpt = \(rendering.excerpt),
+                    read_time = \(rendering.readTime), slug = \(slug), status = \(status.rawValue), cover_image = \(coverImage),
+                    published_at = \(publishedAt), updated_at = \(now), version = version + 1
+                WHERE id = \(id)
+                RETURNING *
+            )
+            SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
+            """
+        ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await transaction.emit(.postUpdated(record.snapshot()), key: id, actorId: caller.userId)
+        connection.signalAfterCommit(PostCache.channel, payload: id)
         feedTotal.invalidate()
         return .updated(try await Self.post(record, in: connection))
     }
@@ -223,6 +255,7 @@ public struct PostgresPostRepository: PostRepository {
         try await connection.execute("DELETE FROM posts WHERE id = \(id)")
         try await connection.execute("DELETE FROM comments WHERE post_id = \(id)")
         try await transaction.emit(.postDeleted(record.snapshot(deletedAt: Date())), key: id, actorId: caller.userId)
+        connection.signalAfterCommit(PostCache.channel, payload: id)
         feedTotal.invalidate()
     }
 
@@ -276,17 +309,21 @@ public struct PostgresPostRepository: PostRepository {
             profilePicture: try user?.decode("profile_picture", as: String?.self) ?? nil)
         let like = PostLike(postId: id, postTitle: post.title, postAuthorId: post.authorId, liker: liker, likes: likes)
         try await transaction.emit(liked ? .postLiked(like) : .postUnliked(like), key: id, actorId: caller.userId)
+        connection.signalAfterCommit(PostCache.channel, payload: id)
     }
 
     public func addViews(_ views: [String: Int]) async throws {
         guard !views.isEmpty else { return }
         let ids = Array(views.keys)
         let counts = ids.map { views[$0, default: 0] }
-        try await database.execute(
-            """
-            UPDATE posts SET views = posts.views + v.count
-            FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
-            """)
+        try await database.withConnection { connection in
+            try await connection.execute(
+                """
+                UPDATE posts SET views = posts.views + v.count
+                FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
+                """)
+            for id in ids { connection.signalAfterCommit(PostCache.channel, payload: id) }
+        }
     }
 
     // MARK: - Operations

@@ -1,0 +1,149 @@
+import Foundation
+
+/// A value that writes its own JSON. `PostlyJSON.encode` uses it instead of `JSONEncoder`
+/// for the objects every hot route answers (posts, comments, pages): the same bytes, written
+/// straight into one buffer (tests hold it byte for byte to `PostlyJSON.encoder()`).
+/// Keys are written in sorted order, as the encoder's `.sortedKeys` writes them.
+public protocol JSONWritable {
+    func write(to json: inout JSONWriter)
+}
+
+/// Appends JSON to a byte buffer: objects with `field` calls in key order, arrays, and the
+/// scalar kinds the models use. Strings are escaped as `JSONEncoder` escapes them (`"`, `\`,
+/// control characters; `/` and non-ASCII left as they are).
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8]
+    /// Whether the next value or key follows another in the same object or array.
+    private var needsComma = false
+
+    public init(capacity: Int = 1024) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func object(_ fields: (inout JSONWriter) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+        fields(&self)
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    public mutating func array(_ items: some Sequence<some JSONWritable>) {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+        for item in items { item.write(to: &self) }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    // MARK: - Fields of an object
+
+    public mutating func field(_ key: StaticString, _ value: String) {
+        self.key(key)
+        string(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: String?) {
+        self.key(key)
+        if let value { string(value) } else { null() }
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Int) {
+        self.key(key)
+        bytes.append(contentsOf: String(value).utf8)
+        needsComma = true
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Bool) {
+        self.key(key)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        needsComma = true
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Date) {
+        self.key(key)
+        timestamp(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Date?) {
+        self.key(key)
+        if let value { timestamp(value) } else { null() }
+    }
+
+    public mutating func field(_ key: StaticString, _ value: some JSONWritable) {
+        self.key(key)
+        value.write(to: &self)
+    }
+
+    public mutating func field(_ key: StaticString, _ values: some Sequence<some JSONWritable>) {
+        self.key(key)
+        array(values)
+    }
+
+    // MARK: - Values: each ends with `needsComma` set, for whatever follows it
+
+    private mutating func key(_ key: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        // The value follows the colon directly.
+        needsComma = false
+    }
+
+    private mutating func separate() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+    }
+
+    private mutating func null() {
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
+
+    private mutating func timestamp(_ date: Date) {
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.write(date, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                default:
+                    bytes.append(contentsOf: "\\u00".utf8)
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+}
+
+extension Array: JSONWritable where Element: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.array(self)
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Each service's time from exec to ready and its resident memory when idle, on a running
+# suite (deploy/up.sh): every service is stopped and started again alone, with the same
+# environment up.sh gave it, and timed until /health/ready answers 200; its RSS is read
+# IDLE_SECONDS (5) after that. Prints a table. Restores each service as up.sh started it.
+#   bench/startup.sh            (POSTLY_RUN_DIR as up.sh's, default .run)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../deploy/lib.sh"
+run=${POSTLY_RUN_DIR:-$postly_root/.run}
+idle=${IDLE_SECONDS:-5}
+configuration=${POSTLY_BUILD_CONFIGURATION:-release}
+bin_dir=$(cd "$postly_root" && swift build -c "$configuration" --show-bin-path)
+
+printf '%-22s %14s %16s\n' service "exec to ready" "idle RSS (MiB)"
+mapfile -t services < <(declared_services)
+for name in "${services[@]}"; do
+  pid=$(cat "$run/$name.pid")
+  # up.sh's subshell exec'd the binary, so the pid is the service's own.
+  mapfile -d '' environment <"/proc/$pid/environ"
+  kill "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  port=$(service_port "$name")
+  start=$(date +%s.%N)
+  env -i "${environment[@]}" "$bin_dir/postly-$name" >>"$run/logs/$name.log" 2>&1 &
+  new_pid=$!
+  echo "$new_pid" >"$run/$name.pid"
+  until curl -fs -o /dev/null --max-time 1 "http://127.0.0.1:$port/health/ready"; do sleep 0.01; done
+  ready=$(date +%s.%N)
+  sleep "$idle"
+  rss_kib=$(awk '/^VmRSS/ {print $2}' "/proc/$new_pid/status")
+  printf '%-22s %12.3f s %16.1f\n' "postly-$name" "$(echo "$ready - $start" | bc -l)" "$(echo "$rss_kib / 1024" | bc -l)"
+done
