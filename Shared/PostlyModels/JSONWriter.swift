@@ -78,11 +78,6 @@ public struct JSONWriter {
         value.write(to: &self)
     }
 
-    public mutating func field(_ key: StaticString, _ values: some Sequence<some JSONWritable>) {
-        self.key(key)
-        array(values)
-    }
-
     // MARK: - Values: each ends with `needsComma` set, for whatever follows it
 
     private mutating func key(_ key: StaticString) {
