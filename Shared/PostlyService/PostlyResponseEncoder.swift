@@ -8,7 +8,7 @@ public struct PostlyResponseEncoder: ResponseEncoder {
         let bytes = try PostlyJSON.encode(value)
         return Response(
             status: .ok,
-            headers: .defaultHummingbirdHeaders(contentType: "application/json; charset=utf-8", contentLength: bytes.count),
+            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(bytes.count)],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
