@@ -1,14 +1,15 @@
 import Logging
 import PostlyEvents
+import PostlyMarkdown
 import PostlyModels
 import PostlyPostgres
 
-/// Renders every post's Markdown again with the current renderer (cmark-gfm replaced Ink
-/// and a hand-written sanitizer, which broke posts after raw HTML) and stores the result
-/// where it differs, with a `post.updated` for each such post so that projections of the
-/// excerpt follow. Posts that render the same are left alone, so running it again changes
-/// nothing: the local runner runs it before each start of the service. The events wait in
-/// the outbox for the service's relay.
+/// Renders the Markdown of every post that another renderer made (`rendered_by` differs from
+/// `Markdown.renderer`: cmark-gfm replaced Ink and a hand-written sanitizer, which broke posts
+/// after raw HTML) and stores the result where it differs, with a `post.updated` for each such
+/// post so that projections of the excerpt follow. Each post is then marked as made by the
+/// current renderer, so a second run reads nothing: the local runner runs it before each start
+/// of the service. The events wait in the outbox for the service's relay.
 ///
 /// Neither `version` nor `updatedAt` changes: the author changed nothing.
 struct ContentRerender {
@@ -24,7 +25,8 @@ struct ContentRerender {
                 let rows = try await transaction.connection.query(
                     """
                     SELECT \(unescaped: PostgresPostRepository.columns) \(unescaped: PostgresPostRepository.from)
-                    WHERE p.id > \(after) ORDER BY p.id LIMIT 100 FOR UPDATE OF p
+                    WHERE p.id > \(after) AND p.rendered_by IS DISTINCT FROM \(Markdown.renderer)
+                    ORDER BY p.id LIMIT 100 FOR UPDATE OF p
                     """)
                 var changedInBatch = 0
                 for var record in try rows.map(PostRecord.init) {
@@ -37,7 +39,9 @@ struct ContentRerender {
                     try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
                     changedInBatch += 1
                 }
-                return (try rows.last?.decode("id", as: String.self), changedInBatch)
+                let ids = try rows.map { try $0.decode("id", as: String.self) }
+                try await transaction.connection.execute("UPDATE posts SET rendered_by = \(Markdown.renderer) WHERE id = ANY(\(ids))")
+                return (ids.last, changedInBatch)
             }
             changed += changedInBatch
             guard let last else { return changed }

@@ -79,4 +79,10 @@ let schema: [Migration] = [
             -- Keys of the old design simply expire: retries within their 24 hours create again.
             DROP TABLE idempotency_keys;
             """),
+    Migration(
+        version: 6, name: "renderer of the stored HTML",
+        sql: """
+            -- Which renderer made content_html (Markdown.renderer): rerender skips posts the current one made.
+            ALTER TABLE posts ADD COLUMN rendered_by text;
+            """),
 ]

@@ -16,6 +16,14 @@ public enum Markdown {
         public var text: String
     }
 
+    /// Names what renders: cmark-gfm's version and this wrapper's own rules (bump `rules` when
+    /// the options, the extensions or the URL filter change). Stored beside rendered HTML, it
+    /// tells which posts a new renderer must render again.
+    public static let renderer: String = {
+        let rules = 1
+        return "cmark-gfm \(String(cString: cmark_version_string())); postly rules \(rules)"
+    }()
+
     static let extensionNames = ["table", "strikethrough", "autolink", "tasklist", "tagfilter"]
     static let allowedSchemes: Set<String> = ["http", "https", "mailto"]
 
@@ -71,7 +79,7 @@ public enum Markdown {
                 break
             }
         }
-        return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return PlainText.words(in: text).joined(separator: " ")
     }
 
     /// Relative URLs and absolute ones with an allowed scheme. Control characters and white

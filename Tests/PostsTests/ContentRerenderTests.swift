@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostlyEvents
+import PostlyMarkdown
 import PostlyModels
 @testable import PostsService
 import Testing
@@ -14,9 +15,11 @@ import TestSupport
             let ada = try await api.user("Ada Lovelace")
             let broken = try await api.create("Broken", content: "Intro paragraph.\n\n<script>alert(1)</script>\n\nOutro **bold**.", as: ada)
             let fine = try await api.create("Fine", content: "Just *words*.", as: ada)
-            // What the earlier renderer stored for the first post: nothing after the raw HTML.
+            // What the earlier renderer stored: nothing after the raw HTML in the first post, and
+            // no renderer's name in either (the column came after it).
             try await api.database.execute(
                 "UPDATE posts SET content_html = '<p>Intro paragraph.</p>', excerpt = 'Intro paragraph.' WHERE id = \(broken.id)")
+            try await api.database.execute("UPDATE posts SET rendered_by = NULL")
             let eventsBefore = try await Self.outboxEvents(api)
             let rerender = ContentRerender(writes: WriteUnit(database: api.database, producer: "posts", logger: Logger(label: "test")))
 
@@ -39,6 +42,23 @@ import TestSupport
             // Once: a second run finds nothing to change.
             #expect(try await rerender.run() == 0)
             #expect(try await Self.outboxEvents(api).count == eventsBefore.count + 1)
+        }
+    }
+
+    @Test func postsTheCurrentRendererMadeAreNotReadAgain() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user("Ada Lovelace")
+            let post = try await api.create("Current", content: "Made *now*.", as: ada)
+            // Different HTML, but stored by the current renderer: a rerender must not even look.
+            try await api.database.execute("UPDATE posts SET content_html = '<p>kept</p>' WHERE id = \(post.id)")
+            let rerender = ContentRerender(writes: WriteUnit(database: api.database, producer: "posts", logger: Logger(label: "test")))
+            #expect(try await rerender.run() == 0)
+            #expect(try await api.database.query("SELECT content_html FROM posts WHERE id = \(post.id)")[0].decode("content_html", as: String.self) == "<p>kept</p>")
+            // An edit of the content renders it with the current renderer, and says so.
+            try await api.database.execute("UPDATE posts SET rendered_by = 'an older renderer' WHERE id = \(post.id)")
+            try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"content":"Made *again*."}"#)
+            let rendered = try await api.database.query("SELECT rendered_by FROM posts WHERE id = \(post.id)")[0].decode("rendered_by", as: String?.self)
+            #expect(rendered == Markdown.renderer)
         }
     }
 

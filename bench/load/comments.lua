@@ -1,9 +1,10 @@
--- GET /api/posts/{id}/comments of one post with 100 comments (the id in BENCH_POST_ID).
--- Prints compare.sh's summary line through the reference's common.lua.
+-- GET /api/posts/{id}/comments: of the post in BENCH_POST_ID, else of a random seeded post.
+-- Prints compare.sh's summary line through the reference's common.lua (path in BENCH_COMMON).
 dofile(os.getenv("BENCH_COMMON"))
 
-local id = os.getenv("BENCH_POST_ID")
+local fixed = os.getenv("BENCH_POST_ID")
+local ids = fixed and { fixed } or require_data("post_ids")
 
 function request()
-   return wrk.format("GET", "/api/posts/" .. id .. "/comments")
+   return wrk.format("GET", "/api/posts/" .. ids[math.random(#ids)] .. "/comments")
 end

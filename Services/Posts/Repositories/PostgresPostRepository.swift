@@ -1,5 +1,6 @@
 import Foundation
 import PostlyEvents
+import PostlyMarkdown
 import PostlyModels
 import PostlyPostgres
 
@@ -186,10 +187,10 @@ public struct PostgresPostRepository: PostRepository {
         guard let record = try await connection.query(
             """
             WITH p AS (
-                INSERT INTO posts (id, title, content, content_html, excerpt, slug, status, cover_image, author_id, author_name,
-                                   read_time, created_at, updated_at, published_at)
-                VALUES (\(id), \(new.title), \(new.content), \(rendering.html), \(rendering.excerpt), \(slug), \(new.status.rawValue),
-                        \(new.coverImage), \(caller.userId), \(caller.name), \(rendering.readTime), \(now), \(now),
+                INSERT INTO posts (id, title, content, content_html, rendered_by, excerpt, slug, status, cover_image, author_id,
+                                   author_name, read_time, created_at, updated_at, published_at)
+                VALUES (\(id), \(new.title), \(new.content), \(rendering.html), \(Markdown.renderer), \(rendering.excerpt), \(slug),
+                        \(new.status.rawValue), \(new.coverImage), \(caller.userId), \(caller.name), \(rendering.readTime), \(now), \(now),
                         \(new.status == .published ? now : nil))
                 RETURNING *
             )
@@ -233,6 +234,7 @@ public struct PostgresPostRepository: PostRepository {
             """
             WITH p AS (
                 UPDATE posts SET title = \(title), content = \(content), content_html = \(rendering.html), excerpt = \(rendering.excerpt),
+                    rendered_by = CASE WHEN posts.content = \(content) THEN posts.rendered_by ELSE \(Markdown.renderer) END,
                     read_time = \(rendering.readTime), slug = \(slug), status = \(status.rawValue), cover_image = \(coverImage),
                     published_at = \(publishedAt), updated_at = \(now), version = version + 1
                 WHERE id = \(id)
