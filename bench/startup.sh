@@ -27,7 +27,7 @@ for name in "${services[@]}"; do
   env -i "${environment[@]}" "$bin_dir/postly-$name" >>"$run/logs/$name.log" 2>&1 &
   new_pid=$!
   echo "$new_pid" >"$run/$name.pid"
-  until curl -fs -o /dev/null --max-time 1 "http://127.0.0.1:$port/health/ready"; do sleep 0.01; done
+  until curl -fs -o /dev/null --max-time 0.2 "http://127.0.0.1:$port/health/ready"; do sleep 0.01; done
   ready=$(date +%s.%N)
   sleep "$idle"
   read -r rss pss anon < <(awk '/^Rss:/ {r = $2} /^Pss:/ {p = $2} /^Anonymous:/ {a = $2} END {print r / 1024, p / 1024, a / 1024}' "/proc/$new_pid/smaps_rollup")
