@@ -6,6 +6,10 @@
 #   2. idle streams: BENCH_STREAMS (1000) streams held open on the service's own port (the
 #      gateway's 1024 worker connections cannot carry 2 x 1000), and the service's memory
 #      (RSS) and CPU over BENCH_IDLE_SECONDS (30) before and while they are open.
+#   3. a backlog: with the service stopped, BENCH_BACKLOG (10000) comments on 100 of the first
+#      user's posts through the gateway; then the service is started again (same binary and
+#      environment) and timed until the first user's unread count holds them all: notifications
+#      created per second from waiting events.
 # BENCH_GATEWAY (http://127.0.0.1:8080) and BENCH_SERVICE (http://127.0.0.1:8086) say where.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,13 +29,15 @@ fi
 [ -f "$pid_file" ] || { echo "notifications.sh: no $pid_file: is the suite running from this checkout?" >&2; exit 1; }
 ulimit -n 8192
 
-exec python3 - "$gateway" "$service" "$(cat "$pid_file")" <<'PY'
+exec python3 - "$gateway" "$service" "$(cat "$pid_file")" "$pid_file" <<'PY'
 import http.client, json, os, queue, socket, statistics, sys, threading, time, urllib.parse, uuid
 
 gateway, service, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
 comments = int(os.environ.get("BENCH_COMMENTS", "200"))
 streams = int(os.environ.get("BENCH_STREAMS", "1000"))
 idle_seconds = float(os.environ.get("BENCH_IDLE_SECONDS", "30"))
+backlog = int(os.environ.get("BENCH_BACKLOG", "10000"))
+pid_file = sys.argv[4]
 
 def connection(base):
     url = urllib.parse.urlsplit(base)
@@ -141,4 +147,41 @@ print(f"{streams} idle streams: RSS {rss_idle:.1f} MiB without them, {rss_held:.
       f"CPU {idle_cpu:.2f}% of a core without them, {held_cpu:.2f}% with them (over {idle_seconds:.0f} s)")
 for s in sockets:
     s.close()
+
+# 3. Notifications created per second when events wait.
+import concurrent.futures, subprocess
+with open(f"/proc/{pid}/environ", "rb") as f:
+    environment = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+binary = os.readlink(f"/proc/{pid}/exe")
+unread_before = call("GET", "/api/notifications?limit=1", token=author)["unreadCount"]
+os.kill(pid, 15)
+while os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z":
+    time.sleep(0.05)
+posts = [call("POST", "/api/posts", {"title": f"Backlog {i} {uuid.uuid4().hex[:6]}", "content": "Bench", "status": "published"}, author)["_id"]
+         for i in range(100)]
+call("POST", f"/api/posts/{posts[-1]}/comments", {"content": "known?"}, reader, patience=10)
+def comment(index):
+    call("POST", f"/api/posts/{posts[index % len(posts)]}/comments", {"content": f"Backlog {index}"}, reader, patience=10)
+started = time.monotonic()
+with concurrent.futures.ThreadPoolExecutor(16) as pool:
+    list(pool.map(comment, range(backlog - 1)))
+print(f"{backlog} comments written through the gateway in {time.monotonic() - started:.1f} s while notifications was stopped")
+log = open(os.path.join(os.path.dirname(pid_file), "logs", "notifications.log"), "ab")
+restarted = subprocess.Popen([binary], env=environment, stdout=log, stderr=log, start_new_session=True)
+with open(pid_file, "w") as f:
+    f.write(str(restarted.pid))
+started = time.monotonic()
+expected = unread_before + backlog
+while True:
+    try:
+        unread = call("GET", "/api/notifications?limit=1", token=author)["unreadCount"]
+    except SystemExit:
+        unread = 0  # still starting
+    if unread >= expected:
+        break
+    if time.monotonic() - started > 300:
+        sys.exit(f"only {unread - unread_before} of {backlog} notifications after 300 s")
+    time.sleep(0.1)
+elapsed = time.monotonic() - started
+print(f"{backlog} waiting comment events -> notifications in {elapsed:.1f} s from the restart: {backlog / elapsed:.0f} a second")
 PY
