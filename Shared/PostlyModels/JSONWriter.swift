@@ -41,11 +41,7 @@ public struct JSONWriter {
 
     // MARK: - Fields of an object
 
-    public mutating func field(_ key: StaticString, _ value: String) {
-        self.key(key)
-        string(value)
-    }
-
+    /// A string, or `null` for nil.
     public mutating func field(_ key: StaticString, _ value: String?) {
         self.key(key)
         if let value { string(value) } else { null() }
@@ -63,11 +59,7 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    public mutating func field(_ key: StaticString, _ value: Date) {
-        self.key(key)
-        timestamp(value)
-    }
-
+    /// A timestamp as the contract writes it, or `null` for nil.
     public mutating func field(_ key: StaticString, _ value: Date?) {
         self.key(key)
         if let value { timestamp(value) } else { null() }
