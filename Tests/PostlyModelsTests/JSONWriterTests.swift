@@ -42,7 +42,7 @@ import Testing
         #expect(try PostlyJSON.encode(page) == Self.encoderBytes(page))
         #expect(try PostlyJSON.encode(posts) == Self.encoderBytes(posts))
         #expect(try PostlyJSON.encode(posts[3].comments) == Self.encoderBytes(posts[3].comments))
-        #expect(try PostlyJSON.encode([Comment]()) == Self.encoderBytes([Comment]()))
+        #expect(try PostlyJSON.encode([PostlyModels.Comment]()) == Self.encoderBytes([PostlyModels.Comment]()))
         #expect(try PostlyJSON.encode(PostPage(posts: [], pagination: Pagination(total: 0, page: 1, limit: 10)))
             == Self.encoderBytes(PostPage(posts: [], pagination: Pagination(total: 0, page: 1, limit: 10))))
     }
