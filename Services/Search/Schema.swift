@@ -2,7 +2,8 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The search service's tables: the consumed sequences (version 1, with the outbox it does not
-/// use), then the text search configurations, the query function and the index's tables.
+/// use), then the text search configurations, the query function and the index's tables, then
+/// the documents' texts split into words for highlighting.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -26,11 +27,54 @@ let schema = Migrations([
                 SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery
                 FROM unnest(to_tsvector('search_english', words))
             $$;
-            """ + indexTables),
+            """ + version2Tables),
+    Migration(
+        version: 3, name: "documents split into words",
+        sql: """
+            -- A text as ts_headline splits it: what is between words (spaces, punctuation, tags)
+            -- and words, alternating, {before the first word, word, between, word, ..., after
+            -- the last} ({} for an empty text); joined, the text again. A hyphenated word is its
+            -- parts (the parser also gives the whole, left out). U+E000 marks where words start
+            -- and end while the tokens are one string, so it is removed from the text.
+            CREATE FUNCTION search_tokens(content text) RETURNS text[]
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT string_to_array(coalesce(string_agg(
+                    CASE WHEN t.alias IN ('blank', 'tag') THEN replace(p.token, U&'\\E000', '')
+                         ELSE U&'\\E000' || p.token || U&'\\E000' END, '' ORDER BY p.position), ''), U&'\\E000')
+                FROM ts_parse('default', content) WITH ORDINALITY AS p(tokid, token, position)
+                JOIN ts_token_type('default') AS t ON t.tokid = p.tokid
+                WHERE t.alias NOT IN ('url', 'numhword', 'asciihword', 'hword')
+            $$;
+
+            -- The lexeme of each word of a `search_tokens` split as the index stems it ('' for a
+            -- stop word). The configuration is named with its schema: a restore computes
+            -- generated columns with an empty search_path.
+            CREATE FUNCTION search_lexemes(tokens text[]) RETURNS text[]
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT coalesce(array_agg(coalesce((tsvector_to_array(to_tsvector('public.search_english', t.token)))[1], '')
+                                          ORDER BY t.position), '{}')
+                FROM unnest(tokens) WITH ORDINALITY AS t(token, position)
+                WHERE t.position % 2 = 0
+            $$;
+            """ + version3Columns),
 ])
 
-/// The index's tables, created by the migration and again, beside the live ones, by a reindex.
-let indexTables = """
+/// The index's tables as the migrations leave them, created again, beside the live ones, by a
+/// reindex.
+let indexTables = version2Tables + version3Columns
+
+/// Each title and content split into words when the row is written (so also when the migration
+/// adds them), for a search to mark its results' matches without parsing their texts again.
+let version3Columns = """
+    ALTER TABLE documents
+        ADD COLUMN title_tokens text[] GENERATED ALWAYS AS (search_tokens(title)) STORED,
+        ADD COLUMN title_lexemes text[] GENERATED ALWAYS AS (search_lexemes(search_tokens(title))) STORED,
+        ADD COLUMN content_tokens text[] GENERATED ALWAYS AS (search_tokens(content_text)) STORED,
+        ADD COLUMN content_lexemes text[] GENERATED ALWAYS AS (search_lexemes(search_tokens(content_text))) STORED;
+    """
+
+/// The index's tables as migration 2 created them.
+let version2Tables = """
     -- Every post the events told of, drafts and deleted ones included (a draft's likes
     -- are needed when it is published; a tombstone keeps an older event from bringing
     -- a deleted post back). Only published posts have vectors, so only they are found.

@@ -16,7 +16,12 @@ struct SearchTestService: Sendable {
     let configuration: SearchConfiguration
     var kafka: KafkaConfiguration { configuration.service.kafka }
 
-    static func run(_ body: @Sendable @escaping (SearchTestService, any TestClientProtocol) async throws -> Void) async throws {
+    /// - Parameter prepare: runs on the empty database before the service starts (and applies
+    ///   its migrations).
+    static func run(
+        prepare: @Sendable (Database) async throws -> Void = { _ in },
+        _ body: @Sendable @escaping (SearchTestService, any TestClientProtocol) async throws -> Void
+    ) async throws {
         let broker = try await TestBroker.start()
         defer { broker.stop() }
         let kafka = try testConfiguration(brokers: broker.brokers, messageTimeout: .seconds(2))
@@ -28,6 +33,7 @@ struct SearchTestService: Sendable {
         let jwks = issuer.jwks
         let service = SearchTestService(database: testDatabase.database, configuration: configuration)
         do {
+            try await prepare(testDatabase.database)
             let app = try await buildApplication(configuration, logger: testLogger, fetchJWKS: { jwks })
             try await app.test(.router) { client in try await body(service, client) }
             await testDatabase.drop()

@@ -57,10 +57,10 @@ struct SearchIndexer: EventHandler {
     static func index(_ post: PostSnapshot, sequence: Int64, in connection: DatabaseConnection) async throws {
         try await AuthorsProjection.applyPostAuthor(post.author, in: connection)
         // The renderer the posts service uses: the same contentHtml, and its plain text is
-        // what is searched and highlighted.
+        // what is searched and highlighted (split into words by the table, `search_tokens`).
         let rendered = Markdown.render(post.content)
-        let text = Highlights.storable(rendered.text)
-        let title = Highlights.storable(post.title)
+        let text = rendered.text
+        let title = post.title
         let searchable = post.status == .published
         let stored = try await connection.query(
             """

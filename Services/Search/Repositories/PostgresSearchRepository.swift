@@ -10,14 +10,11 @@ import PostlyService
 /// a stemmed query of its alternatives (`search_query`), looked up in the GIN indexes of the
 /// posts' vectors, their titles' vectors and the authors' names; each hit sets the word's bit,
 /// and the bits counted per post give the ranking: words matched, words in the title, words
-/// matched exactly, then the newest.
+/// matched exactly, then the newest. The highlights are made here from the words the index
+/// stored for each title and content (`SplitText`): no text is parsed again for a search.
 struct PostgresSearchRepository: SearchRepository {
     let database: Database
     let lexicon: Lexicon
-
-    /// `ts_headline`'s options for the excerpt: one fragment of about 15 to 35 words.
-    static let excerptOptions = Highlights.headlineOptions + ", MaxWords=35, MinWords=15, ShortWord=3, MaxFragments=1"
-    static let titleOptions = Highlights.headlineOptions + ", HighlightAll=true"
 
     func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
         try await database.withConnection { connection in
@@ -40,6 +37,10 @@ struct PostgresSearchRepository: SearchRepository {
                     SELECT w.i::int AS i, search_query(w.exact) AS exact_q, search_query(w.alternatives) AS any_q,
                            w.exact = w.alternatives AS simple
                     FROM unnest(\(exact)::text[], \(alternatives)::text[]) WITH ORDINALITY AS w(exact, alternatives, i)
+                ),
+                -- Every lexeme the query looks for: the words the highlights mark.
+                matched AS MATERIALIZED (
+                    SELECT unnest(tsvector_to_array(to_tsvector('search_english', \(everything)))) AS lexeme
                 ),
                 hits AS (
                     SELECT d.id, d.published_at, 1 << w.i AS word, CASE WHEN w.simple THEN 1 << w.i ELSE 0 END AS exact,
@@ -65,19 +66,29 @@ struct PostgresSearchRepository: SearchRepository {
                     FROM ranked
                     ORDER BY position LIMIT \(page.limit) OFFSET \(page.offset)
                 )
-                SELECT total.count AS total, found.* FROM (SELECT count(*) FROM ranked) total
+                SELECT total.count AS total, (SELECT coalesce(array_agg(lexeme), '{}') FROM matched) AS matched, found.*
+                FROM (SELECT count(*) FROM ranked) total
                 LEFT JOIN LATERAL (
                     SELECT page.position, d.id, d.title, d.content, CASE WHEN \(includeHTML) THEN d.content_html ELSE '' END AS content_html,
                            d.excerpt, d.slug, d.status, d.cover_image, d.author_id, a.name AS author_name,
                            a.profile_picture AS author_picture, d.read_time, d.likes, d.created_at, d.updated_at,
-                           d.published_at, d.version,
-                           ts_headline('search_english', d.title, search_query(\(everything)), \(Self.titleOptions)) AS title_highlight,
-                           ts_headline('search_english', d.content_text, search_query(\(everything)), \(Self.excerptOptions)) AS excerpt_highlight
+                           d.published_at, d.version, d.title_tokens, d.title_lexemes,
+                           d.content_tokens[2 * around.first_word - 1 : 2 * around.last_word + 1] AS excerpt_tokens,
+                           d.content_lexemes[around.first_word : around.last_word] AS excerpt_lexemes
                     FROM page JOIN documents d USING (id) JOIN authors a ON a.user_id = d.author_id
+                    -- The words the excerpt can show: around the first match, else the first ones.
+                    CROSS JOIN LATERAL (
+                        SELECT coalesce(greatest(first_match - \(SplitText.wordsBeforeMatch), 1), 1) AS first_word,
+                               coalesce(first_match + \(SplitText.wordsAfterMatch), \(SplitText.excerptMinWords)) AS last_word
+                        FROM (SELECT min(w.position) AS first_match
+                              FROM unnest(d.content_lexemes) WITH ORDINALITY AS w(lexeme, position)
+                              WHERE w.lexeme IN (SELECT lexeme FROM matched)) AS first
+                    ) AS around
                 ) found ON true
                 ORDER BY found.position
                 """)
             let total = try rows.first?.decode("total", as: Int.self) ?? 0
+            let matched = Set(try rows.first?.decode("matched", as: [String].self) ?? [])
             let found = rows.filter { !$0.isNull("id") }
             let ids = try found.map { try $0.decode("id", as: String.self) }
             let comments = try await Self.comments(of: ids, in: connection)
@@ -97,8 +108,9 @@ struct PostgresSearchRepository: SearchRepository {
                     updatedAt: try row.decode("updated_at"), publishedAt: try row.decode("published_at"),
                     version: try row.decode("version"))
                 let highlights = Highlights(
-                    title: Highlights.marked(try row.decode("title_highlight")),
-                    excerpt: Highlights.marked(try row.decode("excerpt_highlight")))
+                    title: SplitText(tokens: try row.decode("title_tokens"), lexemes: try row.decode("title_lexemes")),
+                    content: SplitText(tokens: try row.decode("excerpt_tokens"), lexemes: try row.decode("excerpt_lexemes")),
+                    matched: matched)
                 return SearchResult(post: post, highlights: highlights, includesHTML: includeHTML)
             }
             return SearchPage(results: results, total: total)

@@ -1,0 +1,56 @@
+/// A text split into words and what is between them (spaces, punctuation, tags), each word with
+/// its lexeme as the index stems it: what `search_tokens` and `search_lexemes` store for every
+/// title and content, so a search marks its results' matches without parsing their texts.
+struct SplitText: Sendable, Hashable {
+    struct Token: Sendable, Hashable {
+        var text: String
+        /// The word's lexeme ("" for a stop word); nil for what is between words.
+        var lexeme: String?
+
+        var isWord: Bool { lexeme != nil }
+
+        func isMatch(_ matched: Set<String>) -> Bool {
+            guard let lexeme, !lexeme.isEmpty else { return false }
+            return matched.contains(lexeme)
+        }
+    }
+
+    var tokens: [Token]
+
+    init(_ tokens: some Collection<Token>) {
+        self.tokens = Array(tokens)
+    }
+
+    /// - Parameters:
+    ///   - tokens: as stored, or a slice of them: what is between words and words alternating,
+    ///     starting with what is between.
+    ///   - lexemes: each word's lexeme, in order.
+    init(tokens: [String], lexemes: [String]) {
+        self.tokens = tokens.enumerated().map { index, text in
+            guard index % 2 == 1 else { return Token(text: text, lexeme: nil) }
+            let word = index / 2
+            return Token(text: text, lexeme: word < lexemes.count ? lexemes[word] : "")
+        }
+    }
+
+    /// The text as HTML: escaped, each word whose lexeme is one of `matched` in a `<mark>`.
+    func html(marking matched: Set<String>) -> String {
+        var html = ""
+        for token in tokens {
+            let isMatch = token.isMatch(matched)
+            if isMatch { html += "<mark>" }
+            for scalar in token.text.unicodeScalars {
+                switch scalar {
+                case "&": html += "&amp;"
+                case "<": html += "&lt;"
+                case ">": html += "&gt;"
+                case "\"": html += "&quot;"
+                case "'": html += "&#39;"
+                default: html.unicodeScalars.append(scalar)
+                }
+            }
+            if isMatch { html += "</mark>" }
+        }
+        return html
+    }
+}
