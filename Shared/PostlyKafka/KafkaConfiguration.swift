@@ -65,6 +65,10 @@ extension KafkaConfiguration {
             "bootstrap.servers": brokers,
             "client.id": clientID,
             "topic.metadata.refresh.interval.ms": String(metadataRefreshInterval.milliseconds),
+            // Only KafkaTopics.create makes topics, with the project's partition count; a
+            // producer's metadata request would otherwise make a missing one with the broker's
+            // default (tansu: 4), as after a broker that came back empty.
+            "allow.auto.create.topics": "false",
         ]
     }
 
@@ -74,6 +78,9 @@ extension KafkaConfiguration {
             "acks": "all",
             "linger.ms": "5",
             "message.timeout.ms": String(messageTimeout.milliseconds),
+            // A record for a topic the broker does not know fails with `.unknownTopic` after
+            // this, not after librdkafka's 30 s, so its sender can create the topic and go on.
+            "topic.metadata.propagation.max.ms": "1000",
         ]) { _, new in new }.merging(extra) { _, new in new }
     }
 
