@@ -35,7 +35,7 @@ else
   # The suites that take brokers away and bring them back empty run in a process of their
   # own: they drive librdkafka 2.8 through topics re-created with new ids, where it can crash
   # (confluentinc/librdkafka#4778), and no other test's clients should be alive then.
-  broker_restarts='KafkaFailureTests|KafkaLateTopicTests'
+  broker_restarts='KafkaFailureTests|KafkaLateTopicTests|KafkaConvergenceTests|OutboxRelayBrokerRestartTests'
   swift test --skip-build --no-parallel --filter "$broker_restarts"
   swift test --skip-build --no-parallel --skip "$broker_restarts"
 fi

@@ -17,14 +17,16 @@ public struct KafkaConfiguration: Sendable {
     /// inside docker-compose's 30 s stop grace period.
     public var shutdownFlushTimeout: Duration
     /// A consumer that misses heartbeats this long leaves its group. A group join takes
-    /// about half of it on tansu; Apache Kafka accepts 6 s at least by default.
+    /// about half of it on tansu (so a consumer is back 3 s after its broker returned); 6 s is
+    /// the least Apache Kafka accepts by default (`group.min.session.timeout.ms`).
     public var sessionTimeout: Duration
     public var heartbeatInterval: Duration
     /// How long the broker holds a fetch open waiting for data: the upper bound of a
     /// quiet partition's delivery delay.
     public var fetchWaitMax: Duration
     /// How often the client re-reads topic metadata, so a topic created (or re-created
-    /// after a broker lost it) is found within this time.
+    /// after a broker lost it) is found within this time: a consumer joins its group once its
+    /// topics exist again.
     public var metadataRefreshInterval: Duration
     /// Raw librdkafka properties (`CONFIGURATION.md`), applied last.
     public var extra: [String: String]
@@ -34,10 +36,10 @@ public struct KafkaConfiguration: Sendable {
         clientID: String = "postly",
         messageTimeout: Duration = .seconds(30),
         shutdownFlushTimeout: Duration = .seconds(5),
-        sessionTimeout: Duration = .seconds(10),
+        sessionTimeout: Duration = .seconds(6),
         heartbeatInterval: Duration = .seconds(1),
         fetchWaitMax: Duration = .milliseconds(100),
-        metadataRefreshInterval: Duration = .seconds(5),
+        metadataRefreshInterval: Duration = .seconds(1),
         extra: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -65,6 +67,13 @@ extension KafkaConfiguration {
             "bootstrap.servers": brokers,
             "client.id": clientID,
             "topic.metadata.refresh.interval.ms": String(metadataRefreshInterval.milliseconds),
+            // Only KafkaTopics.create makes topics, with the project's partition count; a
+            // producer's metadata request would otherwise make a missing one with the broker's
+            // default (tansu: 4), as after a broker that came back empty.
+            "allow.auto.create.topics": "false",
+            // While the brokers are down, reconnect attempts back off to once a second at most
+            // (librdkafka's default grows to 10 s, which a returning broker would wait out).
+            "reconnect.backoff.max.ms": "1000",
         ]
     }
 
@@ -74,6 +83,9 @@ extension KafkaConfiguration {
             "acks": "all",
             "linger.ms": "5",
             "message.timeout.ms": String(messageTimeout.milliseconds),
+            // A record for a topic the broker does not know fails with `.unknownTopic` after
+            // this, not after librdkafka's 30 s, so its sender can create the topic and go on.
+            "topic.metadata.propagation.max.ms": "1000",
         ]) { _, new in new }.merging(extra) { _, new in new }
     }
 

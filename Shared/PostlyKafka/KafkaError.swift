@@ -9,6 +9,10 @@ public enum KafkaError: Error, Sendable, Equatable, CustomStringConvertible {
     case timedOut
     /// No broker could be reached.
     case brokerUnavailable
+    /// The broker does not have the record's topic. Clients never create topics by sending to
+    /// them (`allow.auto.create.topics=false`): `KafkaTopics.create` does, with the project's
+    /// partition count.
+    case unknownTopic
     /// The client was shut down; nothing more can be sent or committed with it.
     case closed
     /// The broker did not accept an offset commit (for example after the partition was
@@ -25,6 +29,7 @@ public enum KafkaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deliveryFailed(let reason): "Kafka delivery failed: \(reason)"
         case .timedOut: "Kafka: timed out"
         case .brokerUnavailable: "Kafka: no broker reachable"
+        case .unknownTopic: "Kafka: the broker does not have the topic"
         case .closed: "Kafka: client closed"
         case .commitFailed(let reason): "Kafka offset commit failed: \(reason)"
         case .adminFailed(let reason): "Kafka admin request failed: \(reason)"

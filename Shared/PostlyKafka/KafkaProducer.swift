@@ -11,6 +11,8 @@ import Synchronization
 /// After losing every broker it continues with a new librdkafka client (see `replace`), so
 /// a broker that comes back empty (tansu) or with re-created topics is safe to use.
 public final class KafkaProducer: Service, Sendable {
+    /// What it was made with; `KafkaTopics.create` takes the same, to create missing topics.
+    public let configuration: KafkaConfiguration
     private let properties: [String: String]
     private let context: RdKafkaCallbackContext
     private let wakeups = QueueWakeups()
@@ -21,6 +23,7 @@ public final class KafkaProducer: Service, Sendable {
 
     public init(configuration: KafkaConfiguration, logger: Logger) throws {
         self.logger = logger
+        self.configuration = configuration
         self.messageTimeout = configuration.messageTimeout
         self.shutdownFlushTimeout = configuration.shutdownFlushTimeout
         properties = configuration.producerProperties

@@ -123,6 +123,30 @@ struct KafkaRoundTripTests {
         try await KafkaTopics.create([existing], configuration: configuration)
         try await KafkaTopics.create([existing], configuration: configuration)
         try await KafkaTopics.create([existing, uniqueName("idempotent-new")], configuration: configuration)
+        #expect(try await KafkaTopics.partitionCounts(of: [existing], configuration: configuration) == [existing: 3])
+    }
+
+    /// Only `KafkaTopics.create` makes topics: a producer's metadata request for a missing one
+    /// would otherwise make it with the broker's default partition count (tansu honours the
+    /// request's `allow_auto_topic_creation`).
+    @Test func sendingToAMissingTopicFailsAndCreatesNothing() async throws {
+        let configuration = try testConfiguration(messageTimeout: .seconds(10))
+        let topic = uniqueName("missing")
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+
+        let started = ContinuousClock.now
+        let failure = try await withRunning([producer]) { () async -> KafkaError? in
+            do {
+                _ = try await producer.send(KafkaOutgoingMessage(topic: topic, value: bytes("nowhere")))
+                return nil
+            } catch {
+                return error as? KafkaError
+            }
+        }
+
+        #expect(failure == .unknownTopic)
+        #expect(ContinuousClock.now - started < .seconds(5), "fails long before the message timeout")
+        #expect(try await KafkaTopics.partitionCounts(of: [topic], configuration: configuration).isEmpty)
     }
 
     @Test func invalidPropertyIsAConfigurationError() throws {
