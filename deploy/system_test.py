@@ -308,6 +308,10 @@ def walk(client, gateway_port, pexels_port):
     comment_id = answer.body["_id"]
     shown, took = eventually(WITHIN, lambda: client.call("GET", f"/api/posts/{post_id}").body["commentsCount"] == 1)
     check(f"the comment shows in the post within {WITHIN} s ({took:.2f} s)", shown)
+    # Ada sees the comment's notification before she deletes the comment, as in the app: a
+    # comment deleted before its notification was pushed takes the notification with it, and
+    # both events may then reach the notifications service together.
+    eventually(WITHIN + 1, lambda: any(n.get("commentId") == comment_id for n in stream.notifications()))
     answer = client.call("DELETE", f"/api/posts/{post_id}/comments/{comment_id}", ada)
     check("the post's author deletes the comment", answer.status == 200, answer)
     gone, took = eventually(WITHIN, lambda: client.call("GET", f"/api/posts/{post_id}").body["commentsCount"] == 0)

@@ -113,16 +113,16 @@ done
 {
   echo
   echo "Postly is up. Stop it with deploy/down.sh."
-  printf '  %-15s %-42s %s\n' "what" "where" "log"
-  printf '  %-15s %-42s %s\n' gateway "http://127.0.0.1:$gateway_port/api/" "$logs/gateway.log"
+  printf '  %-21s %-42s %s\n' "what" "where" "log"
+  printf '  %-21s %-42s %s\n' gateway "http://127.0.0.1:$gateway_port/api/" "$logs/gateway.log"
   for name in "${services[@]}"; do
-    printf '  %-15s %-42s %s\n' "postly-$name" "http://127.0.0.1:$(service_port "$name")" "$logs/$name.log"
+    printf '  %-21s %-42s %s\n' "postly-$name" "http://127.0.0.1:$(service_port "$name")" "$logs/$name.log"
   done
   for name in "${postly_all_services[@]}"; do
-    [[ " ${services[*]} " == *" $name "* ]] || printf '  %-15s %-42s %s\n' "$name" "not declared yet: its routes answer 503" "-"
+    [[ " ${services[*]} " == *" $name "* ]] || printf '  %-21s %-42s %s\n' "$name" "not declared yet: its routes answer 503" "-"
   done
-  printf '  %-15s %-42s %s\n' postgresql "127.0.0.1:$pg_port user postgres" "$logs/postgres.log"
-  printf '  %-15s %-42s %s\n' broker "127.0.0.1:$broker_port (memory only)" "$logs/broker.log"
+  printf '  %-21s %-42s %s\n' postgresql "127.0.0.1:$pg_port user postgres" "$logs/postgres.log"
+  printf '  %-21s %-42s %s\n' broker "127.0.0.1:$broker_port (memory only)" "$logs/broker.log"
   echo "  Databases: ${services[*]/#/postly_}${services[*]:+ }(psql -h 127.0.0.1 -p $pg_port -U postgres postly_<service>)"
   echo "  Each service also serves /health/live, /health/ready, /metrics and /openapi.json on its own port."
 } >&2
