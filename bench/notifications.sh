@@ -29,62 +29,24 @@ fi
 [ -f "$pid_file" ] || { echo "notifications.sh: no $pid_file: is the suite running from this checkout?" >&2; exit 1; }
 ulimit -n 8192
 
-exec python3 - "$gateway" "$service" "$(cat "$pid_file")" "$pid_file" <<'PY'
-import http.client, json, os, queue, socket, statistics, sys, threading, time, urllib.parse, uuid
+exec python3 - "$gateway" "$service" "$pid_file" "$here" <<'PY'
+import json, os, queue, socket, sys, threading, time, urllib.parse, uuid
+sys.path.insert(0, sys.argv[4])
+from suite_client import Gateway, RunningService, percentile, process_sample
 
-gateway, service, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+gateway, service = Gateway(sys.argv[1]), sys.argv[2]
+notifications = RunningService(sys.argv[3])
 comments = int(os.environ.get("BENCH_COMMENTS", "200"))
 streams = int(os.environ.get("BENCH_STREAMS", "1000"))
 idle_seconds = float(os.environ.get("BENCH_IDLE_SECONDS", "30"))
 backlog = int(os.environ.get("BENCH_BACKLOG", "10000"))
-pid_file = sys.argv[4]
-
-def connection(base):
-    url = urllib.parse.urlsplit(base)
-    return http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-
-def call(method, path, body=None, token=None, patience=0):
-    """One request; a 503 is tried again for `patience` seconds (a post the comments service
-    learns of by its event a moment after it was created)."""
-    deadline = time.monotonic() + patience
-    while True:
-        conn = connection(gateway)
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
-        response = conn.getresponse()
-        data = response.read()
-        conn.close()
-        if response.status != 503 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    if response.status >= 300:
-        sys.exit(f"{method} {path} answered {response.status}: {data[:300]!r}")
-    return json.loads(data)
-
-def register(name):
-    answer = call("POST", "/api/auth/register",
-                  {"name": name, "email": f"bench-{uuid.uuid4().hex[:12]}@example.test", "password": "bench-password"})
-    return answer["accessToken"]
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-def process_sample():
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    with open(f"/proc/{pid}/status") as f:
-        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-    return cpu, rss / 1024
+call, register = gateway.call, gateway.register
 
 # 1. Comment to stream, through the gateway.
 author, reader = register("Bench Author"), register("Bench Reader")
 post = call("POST", "/api/posts", {"title": f"Bench {uuid.uuid4().hex[:8]}", "content": "Bench post", "status": "published"}, author)
 arrivals = queue.Queue()
-stream = connection(gateway)
+stream = gateway.connection()
 stream.request("GET", "/api/notifications/stream", headers={"Authorization": f"Bearer {author}", "Accept": "text/event-stream"})
 response = stream.getresponse()
 if response.status != 200:
@@ -122,9 +84,9 @@ print(f"comment acknowledged -> event on the stream, {len(latencies)} comments t
       f"p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, max {max(latencies):.1f} ms")
 
 # 2. Idle streams on the service's own port.
-cpu_before, rss_before = process_sample()
+cpu_before, rss_before = process_sample(notifications.pid)
 time.sleep(idle_seconds)
-cpu_after, rss_idle = process_sample()
+cpu_after, rss_idle = process_sample(notifications.pid)
 idle_cpu = (cpu_after - cpu_before) / idle_seconds * 100
 url = urllib.parse.urlsplit(service)
 sockets = []
@@ -138,9 +100,9 @@ for _ in range(streams):
         sys.exit(f"stream {len(sockets)} answered {head[:40]!r}")
     sockets.append(s)
 time.sleep(2)
-cpu_before, rss_open = process_sample()
+cpu_before, rss_open = process_sample(notifications.pid)
 time.sleep(idle_seconds)
-cpu_after, rss_held = process_sample()
+cpu_after, rss_held = process_sample(notifications.pid)
 held_cpu = (cpu_after - cpu_before) / idle_seconds * 100
 print(f"{streams} idle streams: RSS {rss_idle:.1f} MiB without them, {rss_held:.1f} MiB with them "
       f"({(rss_held - rss_idle) * 1024 / streams:.1f} KiB a stream); "
@@ -149,14 +111,9 @@ for s in sockets:
     s.close()
 
 # 3. Notifications created per second when events wait.
-import concurrent.futures, subprocess
-with open(f"/proc/{pid}/environ", "rb") as f:
-    environment = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
-binary = os.readlink(f"/proc/{pid}/exe")
+import concurrent.futures
 unread_before = call("GET", "/api/notifications?limit=1", token=author)["unreadCount"]
-os.kill(pid, 15)
-while os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z":
-    time.sleep(0.05)
+notifications.stop()
 posts = [call("POST", "/api/posts", {"title": f"Backlog {i} {uuid.uuid4().hex[:6]}", "content": "Bench", "status": "published"}, author)["_id"]
          for i in range(100)]
 call("POST", f"/api/posts/{posts[-1]}/comments", {"content": "known?"}, reader, patience=10)
@@ -166,10 +123,7 @@ started = time.monotonic()
 with concurrent.futures.ThreadPoolExecutor(16) as pool:
     list(pool.map(comment, range(backlog - 1)))
 print(f"{backlog} comments written through the gateway in {time.monotonic() - started:.1f} s while notifications was stopped")
-log = open(os.path.join(os.path.dirname(pid_file), "logs", "notifications.log"), "ab")
-restarted = subprocess.Popen([binary], env=environment, stdout=log, stderr=log, start_new_session=True)
-with open(pid_file, "w") as f:
-    f.write(str(restarted.pid))
+notifications.start()
 started = time.monotonic()
 expected = unread_before + backlog
 while True:
