@@ -126,6 +126,12 @@ def register(client, name):
     return answer.body["accessToken"]
 
 
+def first_post(client, author, title, content):
+    """A new account's first post: answered 503 until the posts service has its user.registered."""
+    post, _ = eventually(30, lambda: client.call("POST", "/api/posts", author, {"title": title, "content": content}).body.get("_id"))
+    return post
+
+
 def all_notifications(client, token):
     found, page = [], 1
     while True:
@@ -161,7 +167,7 @@ def settle(client, author, reader):
     """Waits until every consumer has joined its group and applied a first event (a group join
     follows readiness by seconds), so the timed checks measure the fault, not the start."""
     word = unique_word()
-    post = client.call("POST", "/api/posts", author, {"title": f"Warm-up {word}", "content": "warming up"}).body["_id"]
+    post = first_post(client, author, f"Warm-up {word}", "warming up")
     client.call("POST", f"/api/posts/{post}/comments", reader, {"content": "first"})
     def settled():
         counted = client.call("GET", f"/api/posts/{post}").body.get("commentsCount") == 1
@@ -244,7 +250,7 @@ def postgres_restart(client, environment):
     print("(b) PostgreSQL stopped for 10 s under load", flush=True)
     postgres_dir = os.path.join(environment["POSTLY_RUN_DIR"], "postgres")
     ada, grace = register(client, "Ada"), register(client, "Grace")
-    target = client.call("POST", "/api/posts", ada, {"title": "Under load", "content": "comments go here"}).body["_id"]
+    target = first_post(client, ada, "Under load", "comments go here")
     # A hang is a request without an answer for 10 s.
     impatient = Client(client.port, timeout=10)
     outcomes, stop = [], threading.Event()

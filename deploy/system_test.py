@@ -160,7 +160,7 @@ class EventStream:
         event = {}
         try:
             while True:
-                line = response.fp.readline()
+                line = response.readline()  # through the chunked framing, which may split a line
                 if not line:
                     break
                 line = line.decode().rstrip("\r\n")
