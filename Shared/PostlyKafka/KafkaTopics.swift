@@ -25,23 +25,6 @@ public enum KafkaTopics {
         try result.get()
     }
 
-    /// Returns when a broker answers a metadata request within `timeout`, else throws
-    /// `.brokerUnavailable` (for `/health/ready`).
-    public static func ping(configuration: KafkaConfiguration, timeout: Duration = .seconds(2)) async throws {
-        let context = RdKafkaCallbackContext(logger: Logger(label: "postly.kafka.admin"))
-        let result = await runBlocking {
-            Result {
-                let client = try RdKafkaClient.make(RD_KAFKA_PRODUCER, properties: configuration.adminProperties, context: context)
-                defer { withExtendedLifetime(context) { rd_kafka_destroy(client) } }
-                var metadata: UnsafePointer<rd_kafka_metadata>?
-                let code = rd_kafka_metadata(client, 0, nil, &metadata, Int32(timeout.milliseconds))
-                if let metadata { rd_kafka_metadata_destroy(metadata) }
-                guard code == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.brokerUnavailable }
-            }
-        }
-        try result.get()
-    }
-
     /// How many partitions each of `names` has; a topic that does not exist is left out.
     /// Asks for the whole cluster's metadata, so the question never creates a topic.
     public static func partitionCounts(
@@ -52,7 +35,7 @@ public enum KafkaTopics {
         let result = await runBlocking {
             Result {
                 let client = try RdKafkaClient.make(RD_KAFKA_PRODUCER, properties: configuration.adminProperties, context: context)
-                defer { withExtendedLifetime(context) { rd_kafka_destroy(client) } }
+                defer { RdKafkaClient.destroyInBackground(client, context: context) }
                 var metadata: UnsafePointer<rd_kafka_metadata>?
                 let code = rd_kafka_metadata(client, 1, nil, &metadata, Int32(timeout.milliseconds))
                 guard code == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
@@ -81,7 +64,7 @@ public enum KafkaTopics {
         context: RdKafkaCallbackContext
     ) throws {
         let client = try RdKafkaClient.make(RD_KAFKA_PRODUCER, properties: configuration.adminProperties, context: context)
-        defer { withExtendedLifetime(context) { rd_kafka_destroy(client) } }
+        defer { RdKafkaClient.destroyInBackground(client, context: context) }
         let replies = rd_kafka_queue_new(client)
         defer { rd_kafka_queue_destroy(replies) }
 

@@ -17,6 +17,7 @@ public struct ReadinessCheck: Sendable {
     }
 
     public static func broker(_ kafka: KafkaConfiguration) -> ReadinessCheck {
-        ReadinessCheck(name: "broker") { try await KafkaTopics.ping(configuration: kafka) }
+        let probe = KafkaBrokerProbe(configuration: kafka)
+        return ReadinessCheck(name: "broker") { try await probe.ping() }
     }
 }

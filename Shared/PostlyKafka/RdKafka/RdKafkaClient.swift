@@ -1,4 +1,5 @@
 import CRdKafka
+import Foundation
 import Logging
 import Synchronization
 
@@ -58,6 +59,15 @@ enum RdKafkaClient {
         return client
     }
 
+    /// Destroys a client that has given its answer on a thread of its own, without waiting:
+    /// rd_kafka_destroy takes a whole second now and then (one time in three to six here: a
+    /// broker thread finishing its wait), which held a service's start and its readiness.
+    /// `context` lives until then.
+    static func destroyInBackground(_ client: OpaquePointer, context: RdKafkaCallbackContext) {
+        let handle = RdKafkaHandle(client: client)
+        Thread.detachNewThread { withExtendedLifetime(context) { rd_kafka_destroy(handle.client) } }
+    }
+
     /// Calls `body` with an error text buffer of librdkafka's usual shape and returns its
     /// result and the text.
     static func withErrorText<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T) -> (T, String) {
@@ -112,4 +122,10 @@ extension KafkaError {
             self = .deliveryFailed(code.text)
         }
     }
+}
+
+/// A client's C handle. librdkafka allows calls on it from any thread; only its owner
+/// destroys it.
+struct RdKafkaHandle: @unchecked Sendable {
+    let client: OpaquePointer
 }
