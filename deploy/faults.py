@@ -30,7 +30,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 import system_test as suite
-from system_test import Client, EventStream, check, eventually, running_suite
+from system_test import Client, EventStream, check, eventually, first_post, running_suite
 
 ROOT = suite.ROOT
 figures = []
@@ -124,12 +124,6 @@ def register(client, name):
     answer = client.call("POST", "/api/auth/register", body={"name": name, "email": f"{name.lower()}.{unique_word()}@example.com", "password": "correct horse"})
     assert answer.status == 201, answer
     return answer.body["accessToken"]
-
-
-def first_post(client, author, title, content):
-    """A new account's first post: answered 503 until the posts service has its user.registered."""
-    post, _ = eventually(30, lambda: client.call("POST", "/api/posts", author, {"title": title, "content": content}).body.get("_id"))
-    return post
 
 
 def all_notifications(client, token):
