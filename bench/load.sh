@@ -4,7 +4,8 @@
 # level, one wrk per route at once with its share of the connections (feed 40 %, a post 30 %,
 # a post's comments 10 %, search 10 %, cover images 5 %, creating a post 5 %) while
 # BENCH_STREAMS (50) notification streams stay open. Prints, per level and route, answers per
-# second, p50/p99 and errors, and each service's memory before and after.
+# second, p50/p99 and errors, where the CPU went (bench/cpu_shares.py), and each service's
+# memory before and after.
 #   bench/load.sh              LEVELS ("16 64 256"), DURATION (15 s), BENCH_STREAMS (50)
 # Leaves the suite running (deploy/down.sh stops it). Needs wrk and ../shared/bench-reference.
 set -euo pipefail
@@ -35,9 +36,11 @@ memory() {
 memory >"$scratch/memory-before"
 
 # Open streams as the app keeps them, one user each: held for the whole run.
-python3 - "$gateway" "$streams" "$scratch/seed.json" <<'PY' &
+# The levels start once every stream is open: the logins (bcrypt) are not part of the mix.
+python3 - "$gateway" "$streams" "$scratch/seed.json" "$scratch/streams-open" <<'PY' &
 import http.client, json, sys, threading, time, urllib.parse
 gateway, count, seed = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
+opened = threading.Semaphore(0)
 host, port = urllib.parse.urlsplit(gateway).hostname, urllib.parse.urlsplit(gateway).port
 def login(user):
     connection = http.client.HTTPConnection(host, port)
@@ -47,14 +50,22 @@ def hold(token):
     connection = http.client.HTTPConnection(host, port, timeout=3600)
     connection.request("GET", "/api/notifications/stream", headers={"Authorization": "Bearer " + token})
     response = connection.getresponse()
+    opened.release()
     while response.fp.readline():
         pass
 tokens = [login(seed["users"][i % len(seed["users"])]) for i in range(count)]
 for token in tokens:
     threading.Thread(target=hold, args=(token,), daemon=True).start()
+for _ in tokens:
+    opened.acquire()
+open(sys.argv[4], "w").close()
 time.sleep(86400)
 PY
 stream_pid=$!
+until [ -f "$scratch/streams-open" ]; do
+  kill -0 "$stream_pid" 2>/dev/null || { echo "load.sh: the notification streams did not open" >&2; exit 1; }
+  sleep 0.2
+done
 
 routes=(feed:40 post_by_id:30 comments:10 search:10 images:5 create_post:5)
 printf '%-6s %-12s %10s %9s %9s %8s\n' level route "answers/s" "p50 ms" "p99 ms" errors
@@ -68,7 +79,8 @@ for level in $levels; do
       wrk -t1 -c"$connections" -d"${duration}s" --timeout 30s -s "$script" "$gateway/" >"$scratch/$level-$route.txt" 2>&1 &
     pids+=($!)
   done
-  wait "${pids[@]}"
+  python3 "$here/cpu_shares.py" "$(( duration - 2 ))" >"$scratch/$level-cpu.txt" &
+  wait "${pids[@]}" $!
   for entry in "${routes[@]}"; do
     route=${entry%%:*}
     python3 - "$scratch/$level-$route.txt" "$level" "$route" <<'PY'
@@ -84,6 +96,7 @@ errors = r["status_errors"] + r["socket_errors"] + r["timeouts"]
 print(f"{sys.argv[2]:<6} {sys.argv[3]:<12} {(r['requests'] - r['status_errors']) / seconds:10.1f} {r['p50_us'] / 1000:9.1f} {r['p99_us'] / 1000:9.1f} {errors:8d}")
 PY
   done
+  echo "       $(cat "$scratch/$level-cpu.txt")"
 done
 memory >"$scratch/memory-after"
 echo
