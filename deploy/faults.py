@@ -49,39 +49,27 @@ def lib(function, *arguments):
     subprocess.run(["bash", "-c", script, "lib.sh", *arguments], check=True)
 
 
-def service_environment(environment, name):
-    """What deploy/up.sh gives a service, so a restarted one runs exactly as it did."""
-    port = lambda service: environment[f"POSTLY_{service.upper()}_PORT"]
-    service = dict(environment)
-    service.update({
-        "PORT": port(name), "HOST": "127.0.0.1",
-        "POSTGRES_HOST": "127.0.0.1", "POSTGRES_PORT": port("postgres"), "POSTGRES_USER": "postgres",
-        "POSTGRES_PASSWORD": "", "POSTGRES_DATABASE": f"postly_{name}",
-        "KAFKA_BROKERS": f"127.0.0.1:{port('broker')}",
-        "AUTH_JWKS_URL": f"http://127.0.0.1:{port('auth')}/api/auth/jwks",
-        "POSTS_URL": f"http://127.0.0.1:{port('posts')}",
-        "LOG_LEVEL": environment.get("LOG_LEVEL", "info"),
-    })
-    return service
-
-
 def kill_service(environment, name):
-    """SIGKILL, as a crash: nothing drained, nothing flushed, no offsets committed on the way out."""
+    """SIGKILL, as a crash: nothing drained, nothing flushed, no offsets committed on the way out.
+    Returns how to start it again exactly as deploy/up.sh did: its binary and environment."""
     pid_file = os.path.join(environment["POSTLY_RUN_DIR"], f"{name}.pid")
     pid = int(open(pid_file).read())
+    binary = os.readlink(f"/proc/{pid}/exe")
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        service_environment = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
     os.kill(pid, 9)
     while os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z":
         time.sleep(0.01)
+    return binary, service_environment
 
 
-def start_service(environment, name, bin_dir):
-    """Starts the service again as deploy/up.sh does (its pid file, its log) and returns the
-    seconds from exec until /health/ready answers 200."""
+def start_service(environment, name, binary, service_environment):
+    """Starts the service again (its pid file, its log) and returns the seconds from exec until
+    /health/ready answers 200."""
     run_dir = environment["POSTLY_RUN_DIR"]
     log = open(os.path.join(run_dir, "logs", f"{name}.log"), "ab")
     started = time.monotonic()
-    process = subprocess.Popen([os.path.join(bin_dir, f"postly-{name}")], env=service_environment(environment, name),
-                               stdout=log, stderr=log, start_new_session=True)
+    process = subprocess.Popen([binary], env=service_environment, stdout=log, stderr=log, start_new_session=True)
     with open(os.path.join(run_dir, f"{name}.pid"), "w") as pid_file:
         pid_file.write(str(process.pid))
     port = int(environment[f"POSTLY_{name.upper()}_PORT"])
@@ -302,7 +290,7 @@ def postgres_restart(client, environment):
 
 # --- (c) search and notifications killed -----------------------------------------------------------
 
-def consumers_killed(client, environment, bin_dir):
+def consumers_killed(client, environment):
     print("(c) search and notifications killed with SIGKILL mid-stream, then restarted", flush=True)
     gateway_port = int(environment["POSTLY_GATEWAY_PORT"])
     ada, grace = register(client, "Ada"), register(client, "Grace")
@@ -325,9 +313,9 @@ def consumers_killed(client, environment, bin_dir):
     began = time.monotonic()
     for name, at in [("search", 3), ("notifications", 8)]:
         time.sleep(max(0, began + at - time.monotonic()))
-        kill_service(environment, name)
+        binary, service_environment = kill_service(environment, name)
         time.sleep(0.5)
-        restarts[name] = start_service(environment, name, bin_dir)
+        restarts[name] = start_service(environment, name, binary, service_environment)
         figure(f"(c) {name} ready after its restart", f"{restarts[name]:.2f} s" if restarts[name] else "not within 60 s")
     # The stream ended with the killed instance; the client resumes after the last event it got.
     last = next((e.get("id") for e in reversed(streams[0].events) if e.get("id")), None)
@@ -361,12 +349,10 @@ def consumers_killed(client, environment, bin_dir):
 
 def main():
     with running_suite("faults") as environment:
-        bin_dir = subprocess.run(["swift", "build", "-c", environment["POSTLY_BUILD_CONFIGURATION"], "--show-bin-path"],
-                                 cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
         client = Client(int(environment["POSTLY_GATEWAY_PORT"]))
         for scenario in [lambda: broker_outage(client, environment),
                          lambda: postgres_restart(client, environment),
-                         lambda: consumers_killed(client, environment, bin_dir)]:
+                         lambda: consumers_killed(client, environment)]:
             try:
                 scenario()
             except Exception as error:  # one scenario's crash is one failure; the next still runs
