@@ -59,8 +59,9 @@ def process_sample(pid):
 
 
 class RunningService:
-    """One service of the suite, by the pid file up.sh wrote: stopped with SIGTERM and started
-    again with the same binary and environment, its output appended to its log."""
+    """One service of the suite, by the pid file up.sh wrote: stopped (SIGTERM, or SIGKILL as a
+    crash) and started again with the same binary and environment, its output appended to its
+    log."""
 
     def __init__(self, pid_file):
         self.pid_file = pid_file
@@ -70,10 +71,10 @@ class RunningService:
         self.binary = os.readlink(f"/proc/{self.pid}/exe")
         self.name = os.path.basename(pid_file).removesuffix(".pid")
 
-    def stop(self):
-        os.kill(self.pid, 15)
+    def stop(self, signal=15):
+        os.kill(self.pid, signal)
         while os.path.exists(f"/proc/{self.pid}") and open(f"/proc/{self.pid}/stat").read().split()[2] != "Z":
-            time.sleep(0.05)
+            time.sleep(0.01)
 
     def start(self):
         log = open(os.path.join(os.path.dirname(self.pid_file), "logs", f"{self.name}.log"), "ab")

@@ -30,6 +30,8 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 import system_test as suite
+sys.path.insert(0, os.path.join(suite.ROOT, "bench"))
+from suite_client import RunningService  # noqa: E402 (after its folder joins the path)
 from system_test import Client, EventStream, check, eventually, first_post, running_suite
 
 ROOT = suite.ROOT
@@ -49,29 +51,15 @@ def lib(function, *arguments):
     subprocess.run(["bash", "-c", script, "lib.sh", *arguments], check=True)
 
 
-def kill_service(environment, name):
-    """SIGKILL, as a crash: nothing drained, nothing flushed, no offsets committed on the way out.
-    Returns how to start it again exactly as deploy/up.sh did: its binary and environment."""
-    pid_file = os.path.join(environment["POSTLY_RUN_DIR"], f"{name}.pid")
-    pid = int(open(pid_file).read())
-    binary = os.readlink(f"/proc/{pid}/exe")
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        service_environment = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
-    os.kill(pid, 9)
-    while os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z":
-        time.sleep(0.01)
-    return binary, service_environment
-
-
-def start_service(environment, name, binary, service_environment):
-    """Starts the service again (its pid file, its log) and returns the seconds from exec until
-    /health/ready answers 200."""
-    run_dir = environment["POSTLY_RUN_DIR"]
-    log = open(os.path.join(run_dir, "logs", f"{name}.log"), "ab")
+def crash_and_restart(environment, name):
+    """SIGKILL, as a crash (nothing drained, flushed or committed on the way out), then the
+    service started again as deploy/up.sh did (binary, environment, pid file, log); returns the
+    seconds from exec until /health/ready answers 200."""
+    service = RunningService(os.path.join(environment["POSTLY_RUN_DIR"], f"{name}.pid"))
+    service.stop(signal=9)
+    time.sleep(0.5)
     started = time.monotonic()
-    process = subprocess.Popen([binary], env=service_environment, stdout=log, stderr=log, start_new_session=True)
-    with open(os.path.join(run_dir, f"{name}.pid"), "w") as pid_file:
-        pid_file.write(str(process.pid))
+    service.start()
     port = int(environment[f"POSTLY_{name.upper()}_PORT"])
     ready, _ = eventually(60, lambda: ready_status(port) == 200)
     return time.monotonic() - started if ready else None
@@ -313,9 +301,7 @@ def consumers_killed(client, environment):
     began = time.monotonic()
     for name, at in [("search", 3), ("notifications", 8)]:
         time.sleep(max(0, began + at - time.monotonic()))
-        binary, service_environment = kill_service(environment, name)
-        time.sleep(0.5)
-        restarts[name] = start_service(environment, name, binary, service_environment)
+        restarts[name] = crash_and_restart(environment, name)
         figure(f"(c) {name} ready after its restart", f"{restarts[name]:.2f} s" if restarts[name] else "not within 60 s")
     # The stream ended with the killed instance; the client resumes after the last event it got.
     last = next((e.get("id") for e in reversed(streams[0].events) if e.get("id")), None)
