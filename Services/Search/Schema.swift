@@ -3,7 +3,8 @@ import PostlyPostgres
 
 /// The search service's tables: the consumed sequences (version 1, with the outbox it does not
 /// use), then the text search configurations, the query function and the index's tables, then
-/// the documents' texts split into words for highlighting.
+/// the documents' texts split into words for highlighting, then those words computed once per
+/// write with each content word's first position.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -57,14 +58,70 @@ let schema = Migrations([
                 WHERE t.position % 2 = 0
             $$;
             """ + version3Columns),
+    Migration(
+        version: 4, name: "documents split once, with first positions",
+        sql: """
+            -- Each lexeme of a `search_lexemes` split at its first position (1 for the first
+            -- word, at most 16383, tsvector's limit): a search finds where its excerpt begins by
+            -- a binary search instead of a walk through every word.
+            CREATE FUNCTION search_positions(lexemes text[]) RETURNS tsvector
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT coalesce(string_agg(quote_literal(w.lexeme) || ':' || least(w.position, 16383), ' ')::tsvector, '')
+                FROM (SELECT lexeme, min(position) AS position
+                      FROM unnest(lexemes) WITH ORDINALITY AS w(lexeme, position)
+                      WHERE lexeme <> '' GROUP BY lexeme) AS w
+            $$;
+
+            -- Generated columns split each text once per column (twice for the lexemes) and
+            -- cannot build on each other; the trigger splits each text once, and not at all
+            -- when it did not change. Names carry their schema: a restore runs triggers with
+            -- an empty search_path.
+            CREATE FUNCTION search_split_document() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title THEN
+                    NEW.title_tokens := public.search_tokens(NEW.title);
+                    NEW.title_lexemes := public.search_lexemes(NEW.title_tokens);
+                END IF;
+                IF TG_OP = 'INSERT' OR NEW.content_text IS DISTINCT FROM OLD.content_text THEN
+                    NEW.content_tokens := public.search_tokens(NEW.content_text);
+                    NEW.content_lexemes := public.search_lexemes(NEW.content_tokens);
+                    NEW.content_positions := public.search_positions(NEW.content_lexemes);
+                END IF;
+                RETURN NEW;
+            END
+            $$;
+
+            ALTER TABLE documents
+                ALTER COLUMN title_tokens DROP EXPRESSION,
+                ALTER COLUMN title_lexemes DROP EXPRESSION,
+                ALTER COLUMN content_tokens DROP EXPRESSION,
+                ALTER COLUMN content_lexemes DROP EXPRESSION,
+                ADD COLUMN content_positions tsvector;
+            UPDATE documents SET content_positions = search_positions(content_lexemes);
+            """ + splitTrigger),
 ])
 
 /// The index's tables as the migrations leave them, created again, beside the live ones, by a
 /// reindex.
-let indexTables = version2Tables + version3Columns
+let indexTables = version2Tables + """
+    ALTER TABLE documents
+        ADD COLUMN title_tokens text[],
+        ADD COLUMN title_lexemes text[],
+        ADD COLUMN content_tokens text[],
+        ADD COLUMN content_lexemes text[],
+        ADD COLUMN content_positions tsvector;
+    """ + splitTrigger
+
+/// Fills the split columns of `documents` (migration 4's `search_split_document`).
+let splitTrigger = """
+    CREATE TRIGGER split BEFORE INSERT OR UPDATE OF title, content_text ON documents
+        FOR EACH ROW EXECUTE FUNCTION public.search_split_document();
+    """
 
 /// Each title and content split into words when the row is written (so also when the migration
 /// adds them), for a search to mark its results' matches without parsing their texts again.
+/// Migration 4 turns them into columns its trigger fills.
 let version3Columns = """
     ALTER TABLE documents
         ADD COLUMN title_tokens text[] GENERATED ALWAYS AS (search_tokens(title)) STORED,

@@ -87,28 +87,31 @@ public struct Post: Codable, Sendable, Hashable {
 }
 
 extension Post: JSONWritable {
-    /// The keys of `encode(to:)`, sorted.
     public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.field("_id", id)
-            json.field("author", author)
-            json.field("comments", comments)
-            json.field("commentsCount", commentsCount)
-            json.field("content", content)
-            if let contentHtml { json.field("contentHtml", contentHtml) }
-            json.field("coverImage", coverImage)
-            json.field("createdAt", createdAt)
-            json.field("excerpt", excerpt)
-            json.field("likes", likes)
-            json.field("publishedAt", publishedAt)
-            json.field("readTime", readTime)
-            json.field("slug", slug)
-            json.field("status", status.rawValue)
-            json.field("title", title)
-            json.field("updatedAt", updatedAt)
-            json.field("version", version)
-            json.field("views", views)
-        }
+        json.object { writeFields(to: &$0) }
+    }
+
+    /// The keys of `encode(to:)`, sorted, inside an object: answers that carry a post and more
+    /// (search results) write these and their own.
+    public func writeFields(to json: inout JSONWriter) {
+        json.field("_id", id)
+        json.field("author", author)
+        json.field("comments", comments)
+        json.field("commentsCount", commentsCount)
+        json.field("content", content)
+        if let contentHtml { json.field("contentHtml", contentHtml) }
+        json.field("coverImage", coverImage)
+        json.field("createdAt", createdAt)
+        json.field("excerpt", excerpt)
+        json.field("likes", likes)
+        json.field("publishedAt", publishedAt)
+        json.field("readTime", readTime)
+        json.field("slug", slug)
+        json.field("status", status.rawValue)
+        json.field("title", title)
+        json.field("updatedAt", updatedAt)
+        json.field("version", version)
+        json.field("views", views)
     }
 }
 

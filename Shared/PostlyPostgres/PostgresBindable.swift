@@ -114,16 +114,19 @@ extension PostgresTextArrayElement {
     }
 
     public static func decodeArray(from cell: PostgresCell) throws -> [Self] {
-        guard let elements = PostgresArrayText.parse(try cell.requireBytes()) else { throw cell.failure("not an array") }
-        return try elements.map { element in
-            guard let element else { throw cell.failure("the array holds a NULL") }
-            return try Self.decode(from: PostgresCell(type: .text, bytes: ArraySlice(element.utf8), column: cell.column))
+        try PostgresArrayText.elements(of: cell).map { element in
+            try Self.decode(from: PostgresCell(type: .text, bytes: ArraySlice(element.utf8), column: cell.column))
         }
     }
 }
 
 extension String: PostgresTextArrayElement {
     public static var arrayType: PostgresType { .textArray }
+
+    /// The elements as parsed, without decoding each again (search results carry thousands).
+    public static func decodeArray(from cell: PostgresCell) throws -> [String] {
+        try PostgresArrayText.elements(of: cell)
+    }
 }
 
 extension Int: PostgresTextArrayElement {

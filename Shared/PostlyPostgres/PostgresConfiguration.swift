@@ -12,6 +12,8 @@ public struct PostgresConfiguration: Sendable {
     public var connectTimeout: Int
     /// Shown in `pg_stat_activity`.
     public var applicationName: String
+    /// Server settings for every connection (`-c name=value`): names and values without spaces.
+    public var settings: [String: String] = [:]
 
     public init(
         host: String = "127.0.0.1",

@@ -142,6 +142,12 @@ final class PostgresConnection: Sendable {
         state.inTransaction = false
     }
 
+    /// Timestamps are parsed in this form (see PostgresTimestamp); then the configuration's own.
+    private var serverSettings: [(String, String)] {
+        [("DateStyle", "ISO,YMD"), ("TimeZone", "UTC"), ("IntervalStyle", "iso_8601")]
+            + configuration.settings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
     /// Opens a connection with `PQconnectdbParams`: each setting its own parameter, nothing
     /// glued into a connection string.
     private func connect() throws(DatabaseError) -> ConnectionHandle {
@@ -153,8 +159,7 @@ final class PostgresConnection: Sendable {
             ("connect_timeout", String(configuration.connectTimeout)),
             ("application_name", configuration.applicationName),
             ("client_encoding", "UTF8"),
-            // Timestamps are parsed in this form (see PostgresTimestamp).
-            ("options", "-c DateStyle=ISO,YMD -c TimeZone=UTC -c IntervalStyle=iso_8601"),
+            ("options", serverSettings.map { "-c \($0)=\($1)" }.joined(separator: " ")),
         ]
         if let password = configuration.password { settings.append(("password", password)) }
         let keys = settings.map { strdup($0.0) }

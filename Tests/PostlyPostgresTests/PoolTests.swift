@@ -23,6 +23,28 @@ struct PoolTests {
         }
     }
 
+    @Test func configuredServerSettingsHoldOnEveryConnection() async throws {
+        let test = try await TestDatabase.create()
+        var configuration = test.configuration
+        configuration.settings["plan_cache_mode"] = "force_generic_plan"
+        configuration.poolSize = 3
+        let database = Database(configuration: configuration, logger: Logger(label: "settings"))
+        let modes = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    try await database.query("SELECT current_setting('plan_cache_mode') AS mode, pg_sleep(0.05)").first!
+                        .decode("mode", as: String.self)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let timeZone = try await database.query("SELECT current_setting('TimeZone') AS zone").first!.decode("zone", as: String.self)
+        await database.close()
+        await test.drop()
+        #expect(modes == Array(repeating: "force_generic_plan", count: 3))
+        #expect(timeZone == "UTC")
+    }
+
     @Test func aWaitingCallerCanBeCancelled() async throws {
         try await TestDatabase.with(poolSize: 1) { database in
             try await database.withConnection { _ in

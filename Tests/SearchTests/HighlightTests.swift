@@ -9,7 +9,7 @@ import TestSupport
 /// The highlights are made from the words the index stored for each post, never by parsing
 /// its text again: the excerpt is the one PostgreSQL's `ts_headline` would show, the matches
 /// of typos and prefixes are marked, HTML is escaped, and posts indexed before the texts were
-/// stored split are highlighted too.
+/// stored split, or before their words' positions were, are highlighted too.
 @Suite struct HighlightTests {
     /// 17 words, short ones among them (they neither start nor end an excerpt).
     static let filler = "the quiet river runs past an old mill and on to the sea where gulls cry at dawn. "
@@ -73,12 +73,13 @@ import TestSupport
         }
     }
 
-    @Test func aPostIndexedBeforeTheTextsWereStoredSplitIsHighlighted() async throws {
+    /// Migration 3 stored the texts split; migration 4 added each word's first position.
+    @Test(arguments: [3, 4]) func aPostIndexedBeforeAMigrationIsHighlighted(migration: Int) async throws {
         let id = UUID().uuidString.lowercased()
         let content = String(repeating: Self.filler, count: 10) + "Then kayaks appear."
         try await SearchTestService.run(prepare: { database in
-            // The index as it was before migration 3, with a post in it.
-            try await Migrations(schema.migrations.filter { $0.version < 3 }).apply(to: database)
+            // The index as it was before the migration, with a post in it.
+            try await Migrations(schema.migrations.filter { $0.version < migration }).apply(to: database)
             try await database.transaction { connection in
                 try await SearchIndexer().apply(postEvent(.created, id: id, title: "Kayaks", content: content, sequence: 1), in: connection)
             }

@@ -19,6 +19,39 @@ import Testing
         #expect(Set(lexicon.corrections(of: "photograpyh", maxEdits: 2)) == ["photograph", "photography"])
     }
 
+    /// The trie walk finds exactly the words a plain edit-distance table finds, on many words
+    /// and queries of a small alphabet (so most queries have near neighbours).
+    @Test func correctionsAgreeWithTheEditDistanceOfEveryWord() {
+        var generator = SystemRandomNumberGenerator()
+        func randomWord() -> String {
+            String((0..<Int.random(in: 1...9, using: &generator)).map { _ in "abcde".randomElement(using: &generator)! })
+        }
+        let words = Set((0..<3_000).map { _ in randomWord() })
+        let lexicon = LexiconWords(words)
+        for _ in 0..<300 {
+            let query = randomWord()
+            for maxEdits in 1...2 {
+                let expected = words.filter { Self.editDistance($0, query) <= maxEdits }
+                #expect(Set(lexicon.corrections(of: query, maxEdits: maxEdits)) == expected, "\(query), \(maxEdits)")
+            }
+        }
+    }
+
+    /// Optimal string alignment: substitution, insertion, deletion and a swap of neighbours.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
+    }
+
     @Test func noTyposMeansExactOnly() {
         #expect(lexicon.corrections(of: "tame", maxEdits: 0) == ["tame"])
         #expect(lexicon.corrections(of: "tome", maxEdits: 0).isEmpty)
@@ -36,6 +69,16 @@ import Testing
         #expect(words.count == 5)
         #expect(words.corrections(of: "c", maxEdits: 0) == ["c"])
         #expect(words.completions(of: "", limit: 10) == ["a", "b", "c", "d", "e"])
+    }
+
+    @Test func aRememberedLookupSeesTheWordsAddedAfterIt() {
+        let lexicon = Lexicon()
+        lexicon.replace(with: LexiconWords(["garden"]), upTo: 1)
+        #expect(lexicon.corrections(of: "gardem", maxEdits: 1) == ["garden"])
+        #expect(lexicon.completions(of: "gar", limit: 5) == ["garden"])
+        lexicon.add(["gardel"], upTo: 2)
+        #expect(Set(lexicon.corrections(of: "gardem", maxEdits: 1)) == ["garden", "gardel"])
+        #expect(lexicon.completions(of: "gar", limit: 5) == ["gardel", "garden"])
     }
 
     @Test func theTypoRuleCountsLetters() {

@@ -1,35 +1,72 @@
 import Synchronization
 
 /// The index's distinct words in memory, shared by the searches (which read a snapshot) and
-/// `LexiconRefresher`, its only writer.
+/// `LexiconRefresher`, its only writer. The typos and completions of each searched word are
+/// remembered until the words change: searches repeat their words, and a walk for two typos
+/// visits much of the lexicon.
 final class Lexicon: Sendable {
+    private enum Lookup: Hashable {
+        case corrections(String, maxEdits: Int)
+        case completions(String, limit: Int)
+    }
+
     private struct State {
         var words = LexiconWords()
+        /// Counts the changes of `words`: a lookup is remembered only for the words it read.
+        var generation = 0
         /// The highest `lexicon.added` loaded.
         var loadedUpTo: Int64 = 0
+        var remembered: [Lookup: [String]] = [:]
+
+        mutating func set(_ newWords: LexiconWords, upTo added: Int64) {
+            words = newWords
+            generation += 1
+            loadedUpTo = max(loadedUpTo, added)
+            remembered.removeAll()
+        }
     }
+
+    /// The most lookups remembered; all are forgotten when it is reached.
+    static let rememberedLimit = 10_000
 
     private let state = Mutex(State())
 
-    var words: LexiconWords { state.withLock { $0.words } }
+    private var words: LexiconWords { state.withLock { $0.words } }
     var loadedUpTo: Int64 { state.withLock { $0.loadedUpTo } }
+
+    /// `LexiconWords.corrections(of:maxEdits:)` of the current words.
+    func corrections(of word: String, maxEdits: Int) -> [String] {
+        lookUp(.corrections(word, maxEdits: maxEdits)) { $0.corrections(of: word, maxEdits: maxEdits) }
+    }
+
+    /// `LexiconWords.completions(of:limit:)` of the current words.
+    func completions(of prefix: String, limit: Int) -> [String] {
+        lookUp(.completions(prefix, limit: limit)) { $0.completions(of: prefix, limit: limit) }
+    }
 
     /// Adds words stored up to `added`; the merge happens outside the lock.
     func add(_ newWords: [String], upTo added: Int64) {
         var words = self.words
         words.insert(newWords)
-        state.withLock { state in
-            state.words = words
-            state.loadedUpTo = max(state.loadedUpTo, added)
-        }
+        state.withLock { $0.set(words, upTo: added) }
     }
 
     /// Replaces everything (the periodic full load, which also picks up words whose
     /// transactions committed after a later one's).
     func replace(with words: LexiconWords, upTo added: Int64) {
+        state.withLock { $0.set(words, upTo: added) }
+    }
+
+    /// The remembered answer, else `find` on a snapshot of the words, outside the lock.
+    private func lookUp(_ lookup: Lookup, _ find: (LexiconWords) -> [String]) -> [String] {
+        let (words, generation, remembered) = state.withLock { ($0.words, $0.generation, $0.remembered[lookup]) }
+        if let remembered { return remembered }
+        let found = find(words)
         state.withLock { state in
-            state.words = words
-            state.loadedUpTo = max(state.loadedUpTo, added)
+            guard state.generation == generation else { return }
+            if state.remembered.count >= Self.rememberedLimit { state.remembered.removeAll() }
+            state.remembered[lookup] = found
         }
+        return found
     }
 }

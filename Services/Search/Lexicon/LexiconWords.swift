@@ -50,9 +50,21 @@ struct LexiconWords: Sendable {
     func corrections(of word: String, maxEdits: Int) -> [String] {
         let query = Self.scalars(word)
         guard maxEdits > 0, !query.isEmpty else { return contains(query) ? [word] : [] }
-        var walk = Walk(query: query, maxEdits: maxEdits, longest: query.count + maxEdits)
-        walk.visit(self, range: 0..<count, depth: 0)
-        return walk.found.map { Self.string(self.word($0)) }
+        let longest = query.count + maxEdits
+        var table = [Int](repeating: 0, count: (longest + 2) * (query.count + 1))
+        // The walk reads and writes through buffers: it runs for every word of every search.
+        let found = letters.withUnsafeBufferPointer { letters in
+            starts.withUnsafeBufferPointer { starts in
+                query.withUnsafeBufferPointer { query in
+                    table.withUnsafeMutableBufferPointer { table in
+                        var walk = Walk(letters: letters, starts: starts, query: query, maxEdits: maxEdits, longest: longest, table: table)
+                        walk.visit(range: 0..<count, depth: 0)
+                        return walk.found
+                    }
+                }
+            }
+        }
+        return found.map { Self.string(self.word($0)) }
     }
 
     /// Up to `limit` words that begin with `prefix` and are longer than it, shortest first.
@@ -70,36 +82,57 @@ struct LexiconWords: Sendable {
 
     // MARK: - The walk
 
-    /// The edit-distance table of the walk, one row per depth of the trie.
+    /// The edit-distance table of the walk, one row per depth of the trie, over the words'
+    /// letters as `LexiconWords` stores them.
     private struct Walk {
-        let query: [UInt32]
+        let letters: UnsafeBufferPointer<UInt32>
+        let starts: UnsafeBufferPointer<Int>
+        let query: UnsafeBufferPointer<UInt32>
         let maxEdits: Int
         /// Longer words cannot be within `maxEdits` of the query.
         let longest: Int
-        var table: [Int]
+        let table: UnsafeMutableBufferPointer<Int>
         var found: [Int] = []
 
-        init(query: [UInt32], maxEdits: Int, longest: Int) {
+        init(
+            letters: UnsafeBufferPointer<UInt32>, starts: UnsafeBufferPointer<Int>, query: UnsafeBufferPointer<UInt32>,
+            maxEdits: Int, longest: Int, table: UnsafeMutableBufferPointer<Int>
+        ) {
+            self.letters = letters
+            self.starts = starts
             self.query = query
             self.maxEdits = maxEdits
             self.longest = longest
-            table = Array(repeating: 0, count: (longest + 2) * (query.count + 1))
+            self.table = table
             for j in 0...query.count { table[j] = j }
+        }
+
+        func length(_ index: Int) -> Int { starts[index + 1] - starts[index] }
+        func letter(_ index: Int, _ depth: Int) -> UInt32 { letters[starts[index] + depth] }
+
+        /// The end of the words in `start..<limit` whose letter at `depth` is `letter`.
+        func groupEnd(from start: Int, to limit: Int, depth: Int, letter: UInt32) -> Int {
+            var low = start, high = limit
+            while low < high {
+                let middle = (low + high) / 2
+                if self.letter(middle, depth) <= letter { low = middle + 1 } else { high = middle }
+            }
+            return low
         }
 
         /// `range` holds the words that begin with the same `depth` letters, whose distances to
         /// each prefix of the query are the table's row `depth`.
-        mutating func visit(_ words: LexiconWords, range: Range<Int>, depth: Int) {
+        mutating func visit(range: Range<Int>, depth: Int) {
             guard depth < longest else { return }
             let width = query.count + 1
             let row = depth * width, next = row + width, previous = row - width
-            let letterBefore: UInt32? = depth > 0 ? words.letter(range.lowerBound, depth - 1) : nil
+            let letterBefore: UInt32? = depth > 0 ? letter(range.lowerBound, depth - 1) : nil
             var index = range.lowerBound
             // The word that is exactly the prefix sorts first; it was reported one level up.
-            while index < range.upperBound, words.length(index) == depth { index += 1 }
+            while index < range.upperBound, length(index) == depth { index += 1 }
             while index < range.upperBound {
-                let letter = words.letter(index, depth)
-                let end = words.groupEnd(from: index, to: range.upperBound, depth: depth, letter: letter)
+                let letter = self.letter(index, depth)
+                let end = groupEnd(from: index, to: range.upperBound, depth: depth, letter: letter)
                 table[next] = depth + 1
                 var smallest = depth + 1
                 for j in 1..<width {
@@ -111,11 +144,11 @@ struct LexiconWords: Sendable {
                     table[next + j] = distance
                     smallest = min(smallest, distance)
                 }
-                if words.length(index) == depth + 1, table[next + width - 1] <= maxEdits { found.append(index) }
+                if length(index) == depth + 1, table[next + width - 1] <= maxEdits { found.append(index) }
                 // A swap of this letter with the next one still counts from this row.
                 var swapSmallest = Int.max
                 for j in 2..<max(2, width) where query[j - 1] == letter { swapSmallest = min(swapSmallest, table[row + j - 2]) }
-                if smallest <= maxEdits || swapSmallest < maxEdits { visit(words, range: index..<end, depth: depth + 1) }
+                if smallest <= maxEdits || swapSmallest < maxEdits { visit(range: index..<end, depth: depth + 1) }
                 index = end
             }
         }
@@ -125,17 +158,6 @@ struct LexiconWords: Sendable {
 
     private func word(_ index: Int) -> ArraySlice<UInt32> { letters[starts[index]..<starts[index + 1]] }
     private func length(_ index: Int) -> Int { starts[index + 1] - starts[index] }
-    private func letter(_ index: Int, _ depth: Int) -> UInt32 { letters[starts[index] + depth] }
-
-    /// The end of the words in `start..<limit` whose letter at `depth` is `letter`.
-    private func groupEnd(from start: Int, to limit: Int, depth: Int, letter: UInt32) -> Int {
-        var low = start, high = limit
-        while low < high {
-            let middle = (low + high) / 2
-            if self.letter(middle, depth) <= letter { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
 
     private func lowerBound(_ word: [UInt32]) -> Int {
         var low = 0, high = count

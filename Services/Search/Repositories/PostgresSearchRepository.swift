@@ -10,8 +10,10 @@ import PostlyService
 /// a stemmed query of its alternatives (`search_query`), looked up in the GIN indexes of the
 /// posts' vectors, their titles' vectors and the authors' names; each hit sets the word's bit,
 /// and the bits counted per post give the ranking: words matched, words in the title, words
-/// matched exactly, then the newest. The highlights are made here from the words the index
-/// stored for each title and content (`SplitText`): no text is parsed again for a search.
+/// matched exactly, then the newest. Only the page is sorted and read in full; the rest is
+/// counted. The highlights are made here from the words the index stored for each title and
+/// content (`SplitText`), the excerpt around the first matched word's stored position: no text
+/// is parsed again for a search.
 struct PostgresSearchRepository: SearchRepository {
     let database: Database
     let lexicon: Lexicon
@@ -25,7 +27,7 @@ struct PostgresSearchRepository: SearchRepository {
                 ORDER BY positions[1]
                 """
             ).map { try $0.decode("lexeme", as: String.self) }
-            let plan = QueryPlan(words: words, lexicon: lexicon.words)
+            let plan = QueryPlan(words: words, lexicon: lexicon)
             guard !plan.words.isEmpty else { return SearchPage(results: [], total: 0) }
 
             let exact = plan.words.map(\.text)
@@ -40,12 +42,15 @@ struct PostgresSearchRepository: SearchRepository {
                 ),
                 -- Every lexeme the query looks for: the words the highlights mark.
                 matched AS MATERIALIZED (
-                    SELECT unnest(tsvector_to_array(to_tsvector('search_english', \(everything)))) AS lexeme
+                    SELECT tsvector_to_array(to_tsvector('search_english', \(everything))) AS lexemes
                 ),
                 hits AS (
-                    SELECT d.id, d.published_at, 1 << w.i AS word, CASE WHEN w.simple THEN 1 << w.i ELSE 0 END AS exact,
-                           CASE WHEN d.title_vector @@ w.any_q THEN 1 << w.i ELSE 0 END AS titled
+                    SELECT d.id, d.published_at, 1 << w.i AS word, CASE WHEN w.simple THEN 1 << w.i ELSE 0 END AS exact, 0 AS titled
                     FROM words w JOIN documents d ON d.vector @@ w.any_q
+                    UNION ALL
+                    -- Titles from their own index: a check of every match's title costs more.
+                    SELECT d.id, d.published_at, 0, 0, 1 << w.i
+                    FROM words w JOIN documents d ON d.title_vector @@ w.any_q
                     UNION ALL
                     SELECT d.id, d.published_at, 0, 1 << w.i, 0
                     FROM words w JOIN documents d ON d.vector @@ w.exact_q
@@ -60,16 +65,17 @@ struct PostgresSearchRepository: SearchRepository {
                            bit_count(bit_or(titled)::bit(32)) AS titled, bit_count(bit_or(exact)::bit(32)) AS exact
                     FROM hits GROUP BY id, published_at
                 ),
-                page AS (
-                    SELECT id, row_number() OVER (
-                        ORDER BY matched DESC, titled DESC, exact DESC, published_at DESC NULLS LAST, id) AS position
-                    FROM ranked
-                    ORDER BY position LIMIT \(page.limit) OFFSET \(page.offset)
+                -- Only the page is sorted in full; the rest is only counted.
+                page AS MATERIALIZED (
+                    SELECT * FROM ranked
+                    ORDER BY matched DESC, titled DESC, exact DESC, published_at DESC NULLS LAST, id
+                    LIMIT \(page.limit) OFFSET \(page.offset)
                 )
-                SELECT total.count AS total, (SELECT coalesce(array_agg(lexeme), '{}') FROM matched) AS matched, found.*
+                SELECT total.count AS total, (SELECT lexemes FROM matched) AS matched, found.*
                 FROM (SELECT count(*) FROM ranked) total
                 LEFT JOIN LATERAL (
-                    SELECT page.position, d.id, d.title, d.content, CASE WHEN \(includeHTML) THEN d.content_html ELSE '' END AS content_html,
+                    SELECT page.matched, page.titled, page.exact, d.id, d.title, d.content,
+                           CASE WHEN \(includeHTML) THEN d.content_html ELSE '' END AS content_html,
                            d.excerpt, d.slug, d.status, d.cover_image, d.author_id, a.name AS author_name,
                            a.profile_picture AS author_picture, d.read_time, d.likes, d.created_at, d.updated_at,
                            d.published_at, d.version, d.title_tokens, d.title_lexemes,
@@ -77,15 +83,16 @@ struct PostgresSearchRepository: SearchRepository {
                            d.content_lexemes[around.first_word : around.last_word] AS excerpt_lexemes
                     FROM page JOIN documents d USING (id) JOIN authors a ON a.user_id = d.author_id
                     -- The words the excerpt can show: around the first match, else the first ones.
+                    -- The first match is looked up among the matched lexemes' first positions.
                     CROSS JOIN LATERAL (
                         SELECT coalesce(greatest(first_match - \(SplitText.wordsBeforeMatch), 1), 1) AS first_word,
                                coalesce(first_match + \(SplitText.wordsAfterMatch), \(SplitText.excerptMinWords)) AS last_word
-                        FROM (SELECT min(w.position) AS first_match
-                              FROM unnest(d.content_lexemes) WITH ORDINALITY AS w(lexeme, position)
-                              WHERE w.lexeme IN (SELECT lexeme FROM matched)) AS first
+                        FROM (SELECT min(p.positions[1]) AS first_match
+                              FROM unnest(ts_filter(setweight(d.content_positions, 'A', (SELECT lexemes FROM matched)), '{a}')) AS p
+                        ) AS first
                     ) AS around
                 ) found ON true
-                ORDER BY found.position
+                ORDER BY found.matched DESC, found.titled DESC, found.exact DESC, found.published_at DESC NULLS LAST, found.id
                 """)
             let total = try rows.first?.decode("total", as: Int.self) ?? 0
             let matched = Set(try rows.first?.decode("matched", as: [String].self) ?? [])
@@ -97,7 +104,7 @@ struct PostgresSearchRepository: SearchRepository {
                 let postComments = comments[id] ?? []
                 let post = Post(
                     id: id, title: try row.decode("title"), content: try row.decode("content"),
-                    contentHtml: try row.decode("content_html"), excerpt: try row.decode("excerpt"), slug: try row.decode("slug"),
+                    contentHtml: includeHTML ? try row.decode("content_html") : nil, excerpt: try row.decode("excerpt"), slug: try row.decode("slug"),
                     status: PostStatus(rawValue: try row.decode("status", as: String.self)) ?? .published,
                     coverImage: try row.decode("cover_image"),
                     author: Author(
@@ -111,7 +118,7 @@ struct PostgresSearchRepository: SearchRepository {
                     title: SplitText(tokens: try row.decode("title_tokens"), lexemes: try row.decode("title_lexemes")),
                     content: SplitText(tokens: try row.decode("excerpt_tokens"), lexemes: try row.decode("excerpt_lexemes")),
                     matched: matched)
-                return SearchResult(post: post, highlights: highlights, includesHTML: includeHTML)
+                return SearchResult(post: post, highlights: highlights)
             }
             return SearchPage(results: results, total: total)
         }

@@ -16,7 +16,7 @@ struct QueryPlan: Sendable, Hashable {
     static let maxCompletions = 30
 
     /// - Parameter words: the query's words in order, folded as the lexicon's are.
-    init(words: [String], lexicon: LexiconWords) {
+    init(words: [String], lexicon: Lexicon) {
         let words = Array(words.prefix(Self.maxWords))
         self.words = words.enumerated().map { index, word in
             guard Self.isLetters(word) else { return Word(text: word, alternatives: [word]) }

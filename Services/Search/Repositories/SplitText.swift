@@ -34,23 +34,25 @@ struct SplitText: Sendable, Hashable {
     }
 
     /// The text as HTML: escaped, each word whose lexeme is one of `matched` in a `<mark>`.
+    /// Written byte by byte: what is escaped is ASCII, so it never splits a character.
     func html(marking matched: Set<String>) -> String {
-        var html = ""
+        var html: [UInt8] = []
+        html.reserveCapacity(tokens.reduce(0) { $0 + $1.text.utf8.count } + 64)
         for token in tokens {
             let isMatch = token.isMatch(matched)
-            if isMatch { html += "<mark>" }
-            for scalar in token.text.unicodeScalars {
-                switch scalar {
-                case "&": html += "&amp;"
-                case "<": html += "&lt;"
-                case ">": html += "&gt;"
-                case "\"": html += "&quot;"
-                case "'": html += "&#39;"
-                default: html.unicodeScalars.append(scalar)
+            if isMatch { html.append(contentsOf: "<mark>".utf8) }
+            for byte in token.text.utf8 {
+                switch byte {
+                case UInt8(ascii: "&"): html.append(contentsOf: "&amp;".utf8)
+                case UInt8(ascii: "<"): html.append(contentsOf: "&lt;".utf8)
+                case UInt8(ascii: ">"): html.append(contentsOf: "&gt;".utf8)
+                case UInt8(ascii: "\""): html.append(contentsOf: "&quot;".utf8)
+                case UInt8(ascii: "'"): html.append(contentsOf: "&#39;".utf8)
+                default: html.append(byte)
                 }
             }
-            if isMatch { html += "</mark>" }
+            if isMatch { html.append(contentsOf: "</mark>".utf8) }
         }
-        return html
+        return String(decoding: html, as: UTF8.self)
     }
 }
