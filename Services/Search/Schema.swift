@@ -63,10 +63,12 @@ let schema = Migrations([
         sql: """
             -- Each lexeme of a `search_lexemes` split at its first position (1 for the first
             -- word, at most 16383, tsvector's limit): a search finds where its excerpt begins by
-            -- a binary search instead of a walk through every word.
+            -- a binary search instead of a walk through every word. Quoted as `search_query`
+            -- quotes, so no lexeme is read as syntax.
             CREATE FUNCTION search_positions(lexemes text[]) RETURNS tsvector
             LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-                SELECT coalesce(string_agg(quote_literal(w.lexeme) || ':' || least(w.position, 16383), ' ')::tsvector, '')
+                SELECT coalesce(string_agg('''' || replace(replace(w.lexeme, '\\', '\\\\'), '''', '''''') || ''':'
+                                           || least(w.position, 16383), ' ')::tsvector, '')
                 FROM (SELECT lexeme, min(position) AS position
                       FROM unnest(lexemes) WITH ORDINALITY AS w(lexeme, position)
                       WHERE lexeme <> '' GROUP BY lexeme) AS w

@@ -73,6 +73,16 @@ import TestSupport
         }
     }
 
+    /// Each word's first position is kept as text, whatever characters its lexeme holds.
+    @Test func firstPositionsKeepQuotesAndBackslashes() async throws {
+        try await SearchTestService.run { service, _ in
+            let rows = try await service.database.query(
+                "SELECT lexeme, positions[1] AS position FROM unnest(search_positions(\(["a\\b", "it's", "", "x", "x"]))) ORDER BY position")
+            #expect(try rows.map { try $0.decode("lexeme", as: String.self) } == ["a\\b", "it's", "x"])
+            #expect(try rows.map { try $0.decode("position", as: Int.self) } == [1, 2, 4])
+        }
+    }
+
     /// Migration 3 stored the texts split; migration 4 added each word's first position.
     @Test(arguments: [3, 4]) func aPostIndexedBeforeAMigrationIsHighlighted(migration: Int) async throws {
         let id = UUID().uuidString.lowercased()
