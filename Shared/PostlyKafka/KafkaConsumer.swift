@@ -141,10 +141,11 @@ public final class KafkaConsumer: Service, Sendable {
     }
 
     /// A new librdkafka client after every broker went away, on the poll thread. The broker
-    /// that comes back may have lost its topics (tansu) or re-created them with new ids, and
-    /// librdkafka 2.8 corrupts its metadata cache when a topic's id changes
-    /// (confluentinc/librdkafka#4778, #4898: "restart the clients"). Records received and
-    /// not yet read are dropped: they were not committed.
+    /// that comes back may have lost its topics, records and offsets (tansu) or re-created
+    /// the topics with new ids: the old client's fetch positions belong to logs that are gone,
+    /// and fetching the new logs from them would skip their first records. A new client joins
+    /// the group afresh and starts from the offsets the group committed there (none: the
+    /// earliest). Records received and not yet read are dropped: they were not committed.
     private func replace(_ old: RdKafkaConsumerClient) -> RdKafkaConsumerClient? {
         logger.warning("Kafka brokers lost: the consumer starts over with a new client")
         buffer.removeAll()

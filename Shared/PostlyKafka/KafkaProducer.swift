@@ -224,10 +224,10 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     /// Swaps in a new librdkafka client after every broker went away. The broker that
-    /// comes back may have lost its topics (tansu) or re-created them with new ids, and
-    /// librdkafka 2.8 corrupts its metadata cache when a topic's id changes
-    /// (confluentinc/librdkafka#4778, #4898: "restart the clients"). Sends in flight on the
-    /// old client fail with `.brokerUnavailable`; callers retry them.
+    /// comes back may have lost its topics and producer state (tansu) or re-created them with
+    /// new ids: the idempotent producer's id and sequence numbers belong to the cluster that
+    /// was lost, and a new client starts over with the new one. Sends in flight on the old
+    /// client fail with `.brokerUnavailable`; callers retry them.
     private func replace(_ old: RdKafkaProducerClient) {
         let fresh: RdKafkaProducerClient
         do {

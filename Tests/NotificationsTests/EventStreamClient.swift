@@ -37,18 +37,26 @@ final class EventStreamClient: Sendable {
     var comments: [String] { handler.received.withLock { $0.comments } }
     var ended: Bool { handler.received.withLock { $0.ended } }
 
-    /// Sends `GET path` to 127.0.0.1:port and returns once the response head arrived.
+    /// Sends `GET path` to 127.0.0.1:port and returns once the response head arrived; throws
+    /// when the connection is refused or ends before the head.
     static func open(port: Int, path: String = "/api/notifications/stream", headers: [String: String] = [:]) async throws -> EventStreamClient {
         let head = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         let handler = Handler(head: head)
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(handler)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
                 }
-            }
-            .connect(host: "127.0.0.1", port: port).get()
+                .connect(host: "127.0.0.1", port: port).get()
+        } catch {
+            // The handler may never have been added: the promise must not outlive us unfulfilled.
+            handler.completeHead(error)
+            throw error
+        }
         var requestHeaders = HTTPHeaders([("Host", "127.0.0.1:\(port)"), ("Accept", "text/event-stream")])
         for (name, value) in headers { requestHeaders.add(name: name, value: value) }
         channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: requestHeaders)), promise: nil)
@@ -66,10 +74,11 @@ final class EventStreamClient: Sendable {
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPClientResponsePart
 
-        // Touched on the channel's event loop only, apart from `received` behind its lock.
+        // Touched on the channel's event loop only, apart from `received` and `headCompleted`
+        // behind their locks.
         let received = Mutex(Received())
         private let head: EventLoopPromise<Void>
-        private var headCompleted = false
+        private let headCompleted = Atomic(false)
         private var pending: [UInt8] = []
         private var event: String?
         private var id: String?
@@ -108,9 +117,14 @@ final class EventStreamClient: Sendable {
             context.close(promise: nil)
         }
 
-        private func completeHead(_ error: (any Error)?) {
-            guard !headCompleted else { return }
-            headCompleted = true
+        /// A channel closed before it was ever active delivers no `channelInactive`, only this.
+        func handlerRemoved(context: ChannelHandlerContext) {
+            completeHead(ChannelError.eof)
+        }
+
+        /// Completes the head once, from whichever path gets there first.
+        func completeHead(_ error: (any Error)?) {
+            guard headCompleted.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
             if let error { head.fail(error) } else { head.succeed() }
         }
 
