@@ -1,40 +1,31 @@
 import Hummingbird
 import Logging
-import PostlyEvents
-import PostlyKafka
-import PostlyModels
-import PostlyPostgres
 import PostlyService
 
 /// Builds the auth service: the only place that constructs its dependencies.
-public func buildApplication(_ configuration: AuthConfiguration, logger: Logger) async throws -> some ApplicationProtocol {
-    let kafka = configuration.service.kafka
-    let database = Database(configuration: configuration.service.postgres, logger: logger)
-    let producer = try KafkaProducer(configuration: kafka, logger: logger)
-    let writes = WriteUnit(database: database, producer: "auth", logger: logger)
+public func buildApplication(_ configuration: AuthConfiguration, logger: Logger) throws -> some ApplicationProtocol {
+    let kit = try ServiceKit(configuration.service, schema: schema, publishesEvents: true, logger: logger)
     let signer = AccessTokenSigner(
-        repository: PostgresSigningKeyRepository(database: database), issuer: configuration.service.issuer,
+        repository: PostgresSigningKeyRepository(database: kit.database), issuer: configuration.service.issuer,
         lifetime: configuration.accessTokenLifetime)
     // This service verifies its own tokens like every other one, with its own key set.
-    let scaffold = ServiceScaffold(
-        name: "auth", configuration: configuration.service, logger: logger, fetchJWKS: { try await signer.jwks() })
-    try await scaffold.prepare(database: database, migrations: Migrations(schema))
-    try await signer.load()
-    let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
+    kit.verifier.useKeys(from: signer.jwks)
+    return kit.application(router: buildRouter(kit, configuration, signer: signer), startup: signer.load)
+}
+
+/// The auth routes on the kit's middleware. Builds without touching the database.
+func buildRouter(_ kit: ServiceKit, _ configuration: AuthConfiguration, signer: AccessTokenSigner) -> Router<PostlyRequestContext> {
+    let router = kit.makeRouter(openAPI: openAPI)
     AuthController(
-        accounts: PostgresAccountRepository(database: database),
-        writes: writes,
+        accounts: PostgresAccountRepository(database: kit.database),
+        writes: kit.writes,
         signer: signer,
         passwords: PasswordHasher(cost: configuration.bcryptCost),
         rateLimiter: LoginRateLimiter(limits: configuration.loginLimits),
-        google: GoogleIDTokenVerifier(configuration: configuration.google, httpClient: scaffold.httpClient, logger: logger),
-        denyList: scaffold.denyList,
+        google: GoogleIDTokenVerifier(configuration: configuration.google, httpClient: kit.httpClient, logger: kit.logger),
+        denyList: kit.denyList,
         accessTokenLifetime: configuration.accessTokenLifetime,
         refreshTokenLifetime: configuration.refreshTokenLifetime
     ).addRoutes(to: router)
-
-    return Application(
-        router: router, configuration: scaffold.applicationConfiguration,
-        services: scaffold.services + [database, producer, writes, OutboxRelay(database: database, publisher: producer, logger: logger)],
-        logger: logger)
+    return router
 }

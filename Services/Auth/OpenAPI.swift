@@ -1,95 +1,170 @@
+import PostlyService
+
 /// The auth service's OpenAPI 3.1 document, served at `/openapi.json`.
-let openAPIDocument = #"""
-{
-  "openapi": "3.1.0",
-  "info": {"title": "Postly auth service", "version": "1.0.0",
-    "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per email and per client address (429 with Retry-After)."},
-  "paths": {
-    "/api/auth/register": {"post": {
-      "summary": "Create an email-password account and sign in",
-      "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RegisterRequest"}}}},
-      "responses": {
-        "201": {"description": "Created; Location is /api/auth/check", "headers": {"Location": {"schema": {"type": "string"}}},
-          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
-        "400": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
-        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-        "422": {"$ref": "#/components/responses/Problem"}}}},
-    "/api/auth/login/email": {"post": {
-      "summary": "Sign in with email and password",
-      "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EmailLoginRequest"}}}},
-      "responses": {
-        "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
-        "400": {"$ref": "#/components/responses/Problem"},
-        "401": {"description": "Unknown email or wrong password (one message for both)", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-        "422": {"$ref": "#/components/responses/Problem"},
-        "429": {"description": "Too many failed logins for this email or from this client", "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-          "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
-    "/api/auth/login": {"post": {
-      "summary": "Sign in with a Google ID token; creates the user on first sign-in, links an account with the same verified email",
-      "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GoogleLoginRequest"}}}},
-      "responses": {
-        "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
-        "400": {"$ref": "#/components/responses/Problem"},
-        "401": {"description": "Bad signature, unknown key, wrong issuer or audience, expired, or unverified email", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-        "422": {"$ref": "#/components/responses/Problem"},
-        "503": {"description": "The issuer's keys cannot be fetched", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
-    "/api/auth/refresh": {"post": {
-      "summary": "Trade a refresh token for a new pair; the old one is spent, and presenting it again revokes the whole session",
-      "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RefreshRequest"}}}},
-      "responses": {
-        "200": {"description": "A new pair", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
-        "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-        "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-        "422": {"$ref": "#/components/responses/Problem"}}}},
-    "/api/auth/logout": {"post": {
-      "summary": "Revoke the caller's session on every service",
-      "security": [{"bearer": []}],
-      "responses": {
-        "200": {"description": "Logged out", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}},
-        "401": {"$ref": "#/components/responses/Problem"}}}},
-    "/api/auth/check": {"get": {
-      "summary": "The caller's user",
-      "security": [{"bearer": []}],
-      "responses": {
-        "200": {"description": "The user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
-        "401": {"$ref": "#/components/responses/Problem"}}}},
-    "/api/auth/jwks": {"get": {
-      "summary": "The public keys (Ed25519, alg EdDSA, with kid) that verify access tokens",
-      "responses": {"200": {"description": "JSON Web Key Set", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JWKS"}}}}}}}
-  },
-  "components": {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-    "responses": {"Problem": {"description": "RFC 9457 problem document", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}},
-    "schemas": {
-      "RegisterRequest": {"type": "object", "required": ["name", "email", "password"], "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 100},
-        "email": {"type": "string", "format": "email", "description": "trimmed, case-insensitive"},
-        "password": {"type": "string", "minLength": 8, "maxLength": 1024}}},
-      "EmailLoginRequest": {"type": "object", "required": ["email", "password"], "properties": {
-        "email": {"type": "string"}, "password": {"type": "string"}}},
-      "GoogleLoginRequest": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "description": "Google ID token"}}},
-      "RefreshRequest": {"type": "object", "required": ["refreshToken"], "properties": {"refreshToken": {"type": "string"}}},
-      "AuthSession": {"type": "object", "required": ["accessToken", "refreshToken", "user"], "properties": {
-        "accessToken": {"type": "string", "description": "JWT, EdDSA; claims sub, sid, iat, exp, iss, name"},
-        "refreshToken": {"type": "string", "description": "opaque, single use"},
-        "tokenType": {"type": "string", "const": "Bearer"},
-        "expiresIn": {"type": "integer", "description": "seconds until the access token expires"},
-        "user": {"$ref": "#/components/schemas/User"}}},
-      "User": {"type": "object", "required": ["userId", "name", "email", "profilePicture", "createdAt", "lastLogin"], "properties": {
-        "userId": {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"},
-        "profilePicture": {"type": ["string", "null"]},
-        "createdAt": {"type": "string", "format": "date-time", "description": "RFC 3339 UTC, milliseconds"},
-        "lastLogin": {"type": ["string", "null"], "format": "date-time"}}},
-      "Message": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
-      "JWKS": {"type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": {"type": "object", "properties": {
-        "kty": {"const": "OKP"}, "crv": {"const": "Ed25519"}, "alg": {"const": "EdDSA"}, "kid": {"type": "string"}, "x": {"type": "string"}}}}}},
-      "Problem": {"type": "object", "required": ["type", "title", "status", "detail", "error", "code", "requestId"], "properties": {
-        "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"}, "detail": {"type": "string"},
-        "error": {"type": "string"}, "code": {"type": "string"}, "requestId": {"type": "string"},
-        "errors": {"type": "object", "additionalProperties": {"type": "string"}}}}
+let openAPI = OpenAPIDocument(
+    #"""
+    {
+      "openapi": "3.1.0",
+      "info": {
+        "title": "Postly auth service",
+        "version": "1.0.0",
+        "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per email and per client address (429 with Retry-After)."
+      },
+      "paths": {
+        "/api/auth/register": {
+          "post": {
+            "summary": "Create an email-password account and sign in",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RegisterRequest"}}}},
+            "responses": {
+              "201": {
+                "description": "Created; Location is /api/auth/check",
+                "headers": {"Location": {"schema": {"type": "string"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}
+              },
+              "400": {"$ref": "#/components/responses/Problem"},
+              "409": {"$ref": "#/components/responses/Problem"},
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/auth/login/email": {
+          "post": {
+            "summary": "Sign in with email and password",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EmailLoginRequest"}}}},
+            "responses": {
+              "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {
+                "description": "Unknown email or wrong password (one message for both)",
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              },
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"},
+              "429": {
+                "description": "Too many failed logins for this email or from this client",
+                "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              }
+            }
+          }
+        },
+        "/api/auth/login": {
+          "post": {
+            "summary": "Sign in with a Google ID token; creates the user on first sign-in, links an account with the same verified email",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GoogleLoginRequest"}}}},
+            "responses": {
+              "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {
+                "description": "Bad signature, unknown key, wrong issuer or audience, expired, or unverified email",
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              },
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"},
+              "503": {
+                "description": "The issuer's keys cannot be fetched",
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              }
+            }
+          }
+        },
+        "/api/auth/refresh": {
+          "post": {
+            "summary": "Trade a refresh token for a new pair; the old one is spent, and presenting it again revokes the whole session",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RefreshRequest"}}}},
+            "responses": {
+              "200": {"description": "A new pair", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/auth/logout": {
+          "post": {
+            "summary": "Revoke the caller's session on every service",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {"description": "Logged out", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}},
+              "401": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/auth/check": {
+          "get": {
+            "summary": "The caller's user",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {"description": "The user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}},
+              "401": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/auth/jwks": {
+          "get": {
+            "summary": "The public keys (Ed25519, alg EdDSA, with kid) that verify access tokens",
+            "responses": {"200": {"description": "JSON Web Key Set", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JWKS"}}}}}
+          }
+        }
+      },
+      "components": {
+        "schemas": {
+          "RegisterRequest": {
+            "type": "object",
+            "required": ["name", "email", "password"],
+            "properties": {
+              "name": {"type": "string", "minLength": 1, "maxLength": 100},
+              "email": {"type": "string", "format": "email", "description": "trimmed, case-insensitive"},
+              "password": {"type": "string", "minLength": 8, "maxLength": 1024}
+            }
+          },
+          "EmailLoginRequest": {"type": "object", "required": ["email", "password"], "properties": {"email": {"type": "string"}, "password": {"type": "string"}}},
+          "GoogleLoginRequest": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "description": "Google ID token"}}},
+          "RefreshRequest": {"type": "object", "required": ["refreshToken"], "properties": {"refreshToken": {"type": "string"}}},
+          "AuthSession": {
+            "type": "object",
+            "required": ["accessToken", "refreshToken", "user"],
+            "properties": {
+              "accessToken": {"type": "string", "description": "JWT, EdDSA; claims sub, sid, iat, exp, iss, name"},
+              "refreshToken": {"type": "string", "description": "opaque, single use"},
+              "tokenType": {"type": "string", "const": "Bearer"},
+              "expiresIn": {"type": "integer", "description": "seconds until the access token expires"},
+              "user": {"$ref": "#/components/schemas/User"}
+            }
+          },
+          "User": {
+            "type": "object",
+            "required": ["userId", "name", "email", "profilePicture", "createdAt", "lastLogin"],
+            "properties": {
+              "userId": {"type": "string"},
+              "name": {"type": "string"},
+              "email": {"type": "string"},
+              "profilePicture": {"type": ["string", "null"]},
+              "createdAt": {"type": "string", "format": "date-time", "description": "RFC 3339 UTC, milliseconds"},
+              "lastLogin": {"type": ["string", "null"], "format": "date-time"}
+            }
+          },
+          "JWKS": {
+            "type": "object",
+            "required": ["keys"],
+            "properties": {
+              "keys": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "properties": {"kty": {"const": "OKP"}, "crv": {"const": "Ed25519"}, "alg": {"const": "EdDSA"}, "kid": {"type": "string"}, "x": {"type": "string"}}
+                }
+              }
+            }
+          }
+        }
+      }
     }
-  }
-}
-"""#
+    """#)
+

@@ -3,7 +3,7 @@ import PostlyPostgres
 
 /// The auth database: the outbox (version 1), then users, sessions, refresh tokens and the
 /// token-signing keys.
-let schema: [Migration] = [
+let schema = Migrations([
     Outbox.migration,
     Migration(
         version: 2, name: "accounts",
@@ -58,4 +58,4 @@ let schema: [Migration] = [
             SELECT 'postly.users', id, event_sequence FROM users WHERE event_sequence > 0;
             ALTER TABLE users DROP COLUMN event_sequence;
             """),
-]
+])

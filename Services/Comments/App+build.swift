@@ -1,42 +1,22 @@
-import Foundation
 import Hummingbird
 import Logging
-import PostlyEvents
-import PostlyKafka
-import PostlyModels
-import PostlyPostgres
 import PostlyService
 
 /// Builds the comments service: the only place that constructs its dependencies.
-///
-/// - Parameters:
-///   - fetchJWKS: replaces fetching the auth service's keys (tests hand over a test key set).
-///   - clock: the write unit's clock, which ages `Idempotency-Key`s (tests move it).
-public func buildApplication(
-    _ configuration: CommentsConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil,
-    clock: @escaping WriteUnit.Clock = { Date() }
-) async throws -> some ApplicationProtocol {
-    let kafka = configuration.service.kafka
-    let database = Database(configuration: configuration.service.postgres, logger: logger)
-    let producer = try KafkaProducer(configuration: kafka, logger: logger)
-    let writes = WriteUnit(database: database, producer: "comments", clock: clock, logger: logger)
-    let scaffold = ServiceScaffold(name: "comments", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
-    try await scaffold.prepare(database: database, migrations: schema)
-    let repository = PostgresCommentRepository(database: database)
+public func buildApplication(_ configuration: CommentsConfiguration, logger: Logger, options: ServiceKit.Options = .init()) throws -> some ApplicationProtocol {
+    let kit = try ServiceKit(configuration.service, schema: schema, publishesEvents: true, logger: logger, options: options)
+    return kit.application(
+        router: buildRouter(kit, configuration),
+        consumers: [kit.consumer(of: [.posts, .users], handler: CommentsEventHandler(writes: kit.writes))])
+}
+
+/// The comments routes on the kit's middleware. Builds without touching the database.
+func buildRouter(_ kit: ServiceKit, _ configuration: CommentsConfiguration) -> Router<PostlyRequestContext> {
+    let router = kit.makeRouter(openAPI: openAPI)
+    let repository = PostgresCommentRepository(database: kit.database)
     let postsService = PostsServiceClient(
-        baseURL: configuration.postsURL, timeout: configuration.postsTimeout, httpClient: scaffold.httpClient, logger: logger)
-
-    let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
-    CommentsController(repository: repository, posts: PostLookup(repository: repository, postsService: postsService), writes: writes)
+        baseURL: configuration.postsURL, timeout: configuration.postsTimeout, httpClient: kit.httpClient, logger: kit.logger)
+    CommentsController(repository: repository, posts: PostLookup(repository: repository, postsService: postsService), writes: kit.writes)
         .addRoutes(to: router)
-
-    return Application(
-        router: router, configuration: scaffold.applicationConfiguration,
-        services: scaffold.services + [
-            database, producer, writes, OutboxRelay(database: database, publisher: producer, logger: logger),
-            EventConsumerRunner(
-                name: "comments", topics: [.posts, .users], database: database, kafka: kafka, deadLetters: producer,
-                handler: CommentsEventHandler(writes: writes), logger: logger),
-        ],
-        logger: logger)
+    return router
 }

@@ -1,119 +1,87 @@
+import PostlyService
+
 /// The comments service's OpenAPI 3.1 document, served at `/openapi.json`.
-let openAPIDocument = #"""
-{
-  "openapi": "3.1.0",
-  "info": {"title": "Postly comments service", "version": "1.0.0"},
-  "paths": {
-    "/api/posts/{postId}/comments": {
-      "parameters": [{"$ref": "#/components/parameters/PostId"}],
-      "get": {
-        "summary": "A post's comments, oldest first",
-        "description": "A bare array. Without page and limit, every comment. Drafts only for their author.",
-        "parameters": [
-          {"name": "page", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "default": 1}},
-          {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}}
-        ],
-        "security": [{}, {"bearer": []}],
-        "responses": {
-          "200": {"description": "The comments", "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}}}}},
-          "400": {"$ref": "#/components/responses/Problem"},
-          "401": {"$ref": "#/components/responses/Problem"},
-          "404": {"$ref": "#/components/responses/Problem"},
-          "503": {"$ref": "#/components/responses/Unavailable"}
-        }
-      },
-      "post": {
-        "summary": "Comment on a post",
-        "description": "content is 1 to 5,000 characters after trimming. A retry with the same Idempotency-Key by the same user within 24 hours answers the first result again; the same key with a different request answers 422.",
-        "security": [{"bearer": []}],
-        "parameters": [
-          {"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}}
-        ],
-        "requestBody": {
-          "required": true,
-          "content": {"application/json": {"schema": {
-            "type": "object", "required": ["content"],
-            "properties": {"content": {"type": "string", "minLength": 1, "maxLength": 5000}}
-          }}}
-        },
-        "responses": {
-          "201": {
-            "description": "The comment",
-            "headers": {"Location": {"schema": {"type": "string"}}},
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Comment"}}}
+let openAPI = OpenAPIDocument(
+    #"""
+    {
+      "openapi": "3.1.0",
+      "info": {"title": "Postly comments service", "version": "1.0.0"},
+      "paths": {
+        "/api/posts/{postId}/comments": {
+          "parameters": [{"$ref": "#/components/parameters/PostId"}],
+          "get": {
+            "summary": "A post's comments, oldest first",
+            "description": "A bare array. Without page and limit, every comment. Drafts only for their author.",
+            "parameters": [
+              {"name": "page", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "default": 1}},
+              {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}}
+            ],
+            "security": [{}, {"bearer": []}],
+            "responses": {
+              "200": {
+                "description": "The comments",
+                "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}}}}
+              },
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
           },
-          "400": {"$ref": "#/components/responses/Problem"},
-          "401": {"$ref": "#/components/responses/Problem"},
-          "404": {"$ref": "#/components/responses/Problem"},
-          "413": {"$ref": "#/components/responses/Problem"},
-          "415": {"$ref": "#/components/responses/Problem"},
-          "409": {"$ref": "#/components/responses/Problem"},
-          "422": {"$ref": "#/components/responses/Problem"},
-          "503": {"$ref": "#/components/responses/Unavailable"}
+          "post": {
+            "summary": "Comment on a post",
+            "description": "content is 1 to 5,000 characters after trimming. A retry with the same Idempotency-Key by the same user within 24 hours answers the first result again; the same key with a different request answers 422.",
+            "security": [{"bearer": []}],
+            "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false, "schema": {"type": "string", "minLength": 1, "maxLength": 255}}],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"type": "object", "required": ["content"], "properties": {"content": {"type": "string", "minLength": 1, "maxLength": 5000}}}}
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The comment",
+                "headers": {"Location": {"schema": {"type": "string"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Comment"}}}
+              },
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"},
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "409": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
+        "/api/posts/{postId}/comments/{commentId}": {
+          "parameters": [{"$ref": "#/components/parameters/PostId"}, {"name": "commentId", "in": "path", "required": true, "schema": {"type": "string"}}],
+          "delete": {
+            "summary": "Delete a comment",
+            "description": "Allowed for the comment's author and the post's author. A body is not expected; Content-Type: application/json with an empty body is fine.",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {"description": "Deleted", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "403": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
         }
-      }
-    },
-    "/api/posts/{postId}/comments/{commentId}": {
-      "parameters": [
-        {"$ref": "#/components/parameters/PostId"},
-        {"name": "commentId", "in": "path", "required": true, "schema": {"type": "string"}}
-      ],
-      "delete": {
-        "summary": "Delete a comment",
-        "description": "Allowed for the comment's author and the post's author. A body is not expected; Content-Type: application/json with an empty body is fine.",
-        "security": [{"bearer": []}],
+      },
+      "components": {
+        "parameters": {"PostId": {"name": "postId", "in": "path", "required": true, "schema": {"type": "string"}}},
         "responses": {
-          "200": {"description": "Deleted", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}},
-          "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"},
-          "404": {"$ref": "#/components/responses/Problem"},
-          "503": {"$ref": "#/components/responses/Unavailable"}
+          "Unavailable": {
+            "description": "A dependency (the database, or the posts service for a post not known yet) is down",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+          }
         }
-      }
-    },
-    "/health/live": {"get": {"summary": "The process is up", "responses": {"200": {"description": "Up"}}}},
-    "/health/ready": {"get": {"summary": "Database and broker reachable", "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Unavailable"}}}},
-    "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "Metrics", "content": {"text/plain": {}}}}}},
-    "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
-  },
-  "components": {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-    "parameters": {
-      "PostId": {"name": "postId", "in": "path", "required": true, "schema": {"type": "string"}}
-    },
-    "schemas": {
-      "Author": {
-        "type": "object", "required": ["userId", "name", "profilePicture"],
-        "properties": {"userId": {"type": "string"}, "name": {"type": "string"}, "profilePicture": {"type": ["string", "null"]}}
-      },
-      "Comment": {
-        "type": "object", "required": ["_id", "postId", "content", "author", "createdAt", "likes"],
-        "properties": {
-          "_id": {"type": "string"}, "postId": {"type": "string"}, "content": {"type": "string"},
-          "author": {"$ref": "#/components/schemas/Author"},
-          "createdAt": {"type": "string", "format": "date-time", "description": "RFC 3339 UTC with exactly three fractional digits"},
-          "likes": {"type": "integer", "const": 0}
-        }
-      },
-      "Message": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
-      "Problem": {
-        "type": "object", "required": ["type", "title", "status", "detail", "error", "code"],
-        "properties": {
-          "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "error": {"type": "string"}, "code": {"type": "string"},
-          "requestId": {"type": "string"},
-          "errors": {"type": "object", "additionalProperties": {"type": "string"}}
-        }
-      }
-    },
-    "responses": {
-      "Problem": {"description": "A problem document", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-      "Unavailable": {
-        "description": "A dependency (the database, or the posts service for a post not known yet) is down",
-        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
       }
     }
-  }
-}
-"""#
+    """#)
+

@@ -3,8 +3,8 @@ import PostlyService
 
 /// The images service's environment, read here and nowhere else.
 public struct ImagesConfiguration: Sendable {
-    /// `HOST`, `PORT` (default 8085), `LOG_LEVEL`, `AUTH_JWKS_URL`, `AUTH_ISSUER`, `KAFKA_BROKERS`
-    /// (for session revocations). The `POSTGRES_*` variables are read but unused: no database.
+    /// `HOST`, `PORT` (default 8085), `LOG_LEVEL`, `AUTH_JWKS_URL`, `AUTH_ISSUER`, `POSTGRES_*`
+    /// (database `postly_images`), `KAFKA_BROKERS` (for session revocations).
     public var service: ServiceConfiguration
     /// `PEXELS_API_KEY`: sent upstream as the bare `Authorization` value; none configured
     /// answers from the cache or 503. Never logged, never answered.

@@ -1,132 +1,117 @@
+import PostlyService
+
 /// The images service's OpenAPI 3.1 document, served at `/openapi.json`.
-let openAPIDocument = #"""
-{
-  "openapi": "3.1.0",
-  "info": {
-    "title": "Postly images service",
-    "version": "1.0.0",
-    "description": "Cover-image suggestions from Pexels, in Pexels' own JSON shape, with the API key kept on the server. Answers are cached (6 hours fresh by default); identical concurrent questions reach Pexels once. A fresh cached answer is never limited."
-  },
-  "paths": {
-    "/api/images/search": {
-      "get": {
-        "summary": "Search photos",
-        "description": "query is 1 to 100 characters after trimming; it is compared lower-cased with inner white space collapsed, and a '+' is a space.",
-        "security": [{"bearer": []}],
-        "parameters": [
-          {"name": "query", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 100}},
-          {"$ref": "#/components/parameters/PerPage"},
-          {"$ref": "#/components/parameters/Page"}
-        ],
-        "responses": {
-          "200": {"$ref": "#/components/responses/PhotoPage"},
-          "400": {"$ref": "#/components/responses/Problem"},
-          "401": {"$ref": "#/components/responses/Problem"},
-          "429": {"$ref": "#/components/responses/UserLimited"},
-          "503": {"$ref": "#/components/responses/Unavailable"}
+let openAPI = OpenAPIDocument(
+    #"""
+    {
+      "openapi": "3.1.0",
+      "info": {
+        "title": "Postly images service",
+        "version": "1.0.0",
+        "description": "Cover-image suggestions from Pexels, in Pexels' own JSON shape, with the API key kept on the server. Answers are cached (6 hours fresh by default); identical concurrent questions reach Pexels once. A fresh cached answer is never limited."
+      },
+      "paths": {
+        "/api/images/search": {
+          "get": {
+            "summary": "Search photos",
+            "description": "query is 1 to 100 characters after trimming; it is compared lower-cased with inner white space collapsed, and a '+' is a space.",
+            "security": [{"bearer": []}],
+            "parameters": [
+              {"name": "query", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 100}},
+              {"$ref": "#/components/parameters/PerPage"},
+              {"$ref": "#/components/parameters/Page"}
+            ],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PhotoPage"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "429": {"$ref": "#/components/responses/UserLimited"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
+        "/api/images/curated": {
+          "get": {
+            "summary": "Curated photos (suggestions before the user types)",
+            "security": [{"bearer": []}],
+            "parameters": [{"$ref": "#/components/parameters/PerPage"}, {"$ref": "#/components/parameters/Page"}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PhotoPage"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "429": {"$ref": "#/components/responses/UserLimited"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
         }
-      }
-    },
-    "/api/images/curated": {
-      "get": {
-        "summary": "Curated photos (suggestions before the user types)",
-        "security": [{"bearer": []}],
-        "parameters": [
-          {"$ref": "#/components/parameters/PerPage"},
-          {"$ref": "#/components/parameters/Page"}
-        ],
+      },
+      "components": {
+        "parameters": {
+          "PerPage": {"name": "per_page", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 80, "default": 6}},
+          "Page": {"name": "page", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 1}}
+        },
+        "schemas": {
+          "PhotoPage": {
+            "type": "object",
+            "required": ["page", "per_page", "total_results", "photos"],
+            "properties": {
+              "page": {"type": "integer"},
+              "per_page": {"type": "integer"},
+              "total_results": {"type": "integer"},
+              "photos": {"type": "array", "items": {"$ref": "#/components/schemas/Photo"}},
+              "next_page": {"type": "string", "description": "This service's route for the next page, relative to the base URL: /api/images/search?page=2&..."},
+              "prev_page": {"type": "string", "description": "The same for the previous page"}
+            }
+          },
+          "Photo": {
+            "type": "object",
+            "required": ["id", "width", "height", "url", "photographer", "photographer_url", "photographer_id", "src"],
+            "properties": {
+              "id": {"type": "integer"},
+              "width": {"type": "integer"},
+              "height": {"type": "integer"},
+              "url": {"type": "string"},
+              "photographer": {"type": "string"},
+              "photographer_url": {"type": "string"},
+              "photographer_id": {"type": "integer"},
+              "avg_color": {"type": "string"},
+              "liked": {"type": "boolean"},
+              "alt": {"type": "string"},
+              "src": {
+                "type": "object",
+                "required": ["original", "large2x", "large", "medium", "small", "portrait", "landscape", "tiny"],
+                "properties": {
+                  "original": {"type": "string"},
+                  "large2x": {"type": "string"},
+                  "large": {"type": "string"},
+                  "medium": {"type": "string"},
+                  "small": {"type": "string"},
+                  "portrait": {"type": "string"},
+                  "landscape": {"type": "string"},
+                  "tiny": {"type": "string"}
+                }
+              }
+            }
+          }
+        },
         "responses": {
-          "200": {"$ref": "#/components/responses/PhotoPage"},
-          "400": {"$ref": "#/components/responses/Problem"},
-          "401": {"$ref": "#/components/responses/Problem"},
-          "429": {"$ref": "#/components/responses/UserLimited"},
-          "503": {"$ref": "#/components/responses/Unavailable"}
-        }
-      }
-    },
-    "/health/live": {"get": {"summary": "The process is up", "responses": {"200": {"description": "Up"}}}},
-    "/health/ready": {
-      "get": {
-        "summary": "The broker is reachable (for session revocations)",
-        "description": "Ready without an API key; notes then say 'no key configured', and only cached answers are served.",
-        "responses": {
-          "200": {"description": "Ready", "content": {"application/json": {"schema": {
-            "type": "object", "required": ["status"],
-            "properties": {"status": {"type": "string"}, "notes": {"type": "array", "items": {"type": "string"}}}
-          }}}},
-          "503": {
-            "description": "The broker is unreachable",
+          "PhotoPage": {
+            "description": "A page of photos. When Pexels cannot be asked (no key, an error or timeout, the budget spent) and an older answer is cached, that answer, with the header Warning: 110 - \"Response is Stale\".",
+            "headers": {"Warning": {"description": "Only on a stale answer", "schema": {"type": "string", "const": "110 - \"Response is Stale\""}}},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PhotoPage"}}}
+          },
+          "UserLimited": {
+            "description": "The caller asked for more new (uncached) questions within an hour than one user may (30 by default), and nothing is cached for this one",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+          },
+          "Unavailable": {
+            "description": "Pexels cannot be asked and nothing is cached: code not_configured (PEXELS_API_KEY is not set), upstream_timeout, upstream_unreachable, upstream_error, budget_spent or upstream_rate_limited; detail says which",
             "headers": {"Retry-After": {"schema": {"type": "integer"}}},
             "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
           }
         }
       }
-    },
-    "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "Metrics", "content": {"text/plain": {}}}}}},
-    "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
-  },
-  "components": {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-    "parameters": {
-      "PerPage": {"name": "per_page", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 80, "default": 6}},
-      "Page": {"name": "page", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 1}}
-    },
-    "schemas": {
-      "PhotoPage": {
-        "type": "object", "required": ["page", "per_page", "total_results", "photos"],
-        "properties": {
-          "page": {"type": "integer"}, "per_page": {"type": "integer"}, "total_results": {"type": "integer"},
-          "photos": {"type": "array", "items": {"$ref": "#/components/schemas/Photo"}},
-          "next_page": {"type": "string", "description": "This service's route for the next page, relative to the base URL: /api/images/search?page=2&..."},
-          "prev_page": {"type": "string", "description": "The same for the previous page"}
-        }
-      },
-      "Photo": {
-        "type": "object",
-        "required": ["id", "width", "height", "url", "photographer", "photographer_url", "photographer_id", "src"],
-        "properties": {
-          "id": {"type": "integer"}, "width": {"type": "integer"}, "height": {"type": "integer"},
-          "url": {"type": "string"}, "photographer": {"type": "string"}, "photographer_url": {"type": "string"},
-          "photographer_id": {"type": "integer"}, "avg_color": {"type": "string"}, "liked": {"type": "boolean"},
-          "alt": {"type": "string"},
-          "src": {
-            "type": "object",
-            "required": ["original", "large2x", "large", "medium", "small", "portrait", "landscape", "tiny"],
-            "properties": {
-              "original": {"type": "string"}, "large2x": {"type": "string"}, "large": {"type": "string"},
-              "medium": {"type": "string"}, "small": {"type": "string"}, "portrait": {"type": "string"},
-              "landscape": {"type": "string"}, "tiny": {"type": "string"}
-            }
-          }
-        }
-      },
-      "Problem": {
-        "type": "object", "required": ["type", "title", "status", "detail", "error", "code"],
-        "properties": {
-          "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "error": {"type": "string"}, "code": {"type": "string"},
-          "requestId": {"type": "string"}
-        }
-      }
-    },
-    "responses": {
-      "PhotoPage": {
-        "description": "A page of photos. When Pexels cannot be asked (no key, an error or timeout, the budget spent) and an older answer is cached, that answer, with the header Warning: 110 - \"Response is Stale\".",
-        "headers": {"Warning": {"description": "Only on a stale answer", "schema": {"type": "string", "const": "110 - \"Response is Stale\""}}},
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PhotoPage"}}}
-      },
-      "Problem": {"description": "A problem document", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-      "UserLimited": {
-        "description": "The caller asked for more new (uncached) questions within an hour than one user may (30 by default), and nothing is cached for this one",
-        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
-      },
-      "Unavailable": {
-        "description": "Pexels cannot be asked and nothing is cached: code not_configured (PEXELS_API_KEY is not set), upstream_timeout, upstream_unreachable, upstream_error, budget_spent or upstream_rate_limited; detail says which",
-        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
-      }
     }
-  }
-}
-"""#
+    """#)
+

@@ -1,47 +1,35 @@
 import Hummingbird
 import Logging
-import PostlyEvents
-import PostlyKafka
-import PostlyModels
-import PostlyPostgres
 import PostlyService
 
 /// Builds the notifications service: the only place that constructs its dependencies.
-///
-/// - Parameter fetchJWKS: replaces fetching the auth service's keys (tests hand over a test key set).
-public func buildApplication(
-    _ configuration: NotificationsConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil
-) async throws -> some ApplicationProtocol {
-    try await buildApplicationAndHub(configuration, logger: logger, fetchJWKS: fetchJWKS).app
+public func buildApplication(_ configuration: NotificationsConfiguration, logger: Logger, options: ServiceKit.Options = .init()) throws -> some ApplicationProtocol {
+    try buildApplicationAndHub(configuration, logger: logger, options: options).app
 }
 
 /// The application and its hub of open streams (tests look at the hub).
 func buildApplicationAndHub(
-    _ configuration: NotificationsConfiguration, logger: Logger, fetchJWKS: AccessTokenVerifier.JWKSSource?
-) async throws -> (app: some ApplicationProtocol, hub: NotificationHub) {
-    let kafka = configuration.service.kafka
-    let database = Database(configuration: configuration.service.postgres, logger: logger)
-    let producer = try KafkaProducer(configuration: kafka, logger: logger)
-    let scaffold = ServiceScaffold(name: "notifications", configuration: configuration.service, logger: logger, fetchJWKS: fetchJWKS)
-    try await scaffold.prepare(database: database, migrations: schema)
-    let repository = PostgresNotificationRepository(database: database)
+    _ configuration: NotificationsConfiguration, logger: Logger, options: ServiceKit.Options
+) throws -> (app: some ApplicationProtocol, hub: NotificationHub) {
+    let kit = try ServiceKit(configuration.service, schema: schema, logger: logger, options: options)
+    let repository = PostgresNotificationRepository(database: kit.database)
     let hub = NotificationHub(
-        database: database, repository: repository, heartbeatInterval: configuration.heartbeatInterval,
+        database: kit.database, repository: repository, heartbeatInterval: configuration.heartbeatInterval,
         streamCapacity: configuration.streamCapacity, logger: logger)
-    scaffold.denyList.onRevocation { hub.endSession($0) }
-
-    let router = scaffold.makeRouter(openAPIDocument: openAPIDocument, readinessChecks: [.database(database), .broker(kafka)])
-    NotificationsController(repository: repository, ticketLifetime: configuration.ticketLifetime).addRoutes(to: router)
-    NotificationStreamController(repository: repository, hub: hub, denyList: scaffold.denyList).addRoutes(to: router)
-
-    let app = Application(
-        router: router, configuration: scaffold.applicationConfiguration,
-        services: scaffold.services + [
-            database, producer, hub,
-            EventConsumerRunner(
-                name: "notifications", topics: [.posts, .comments, .users], database: database, kafka: kafka,
-                deadLetters: producer, handler: NotificationsEventHandler(), logger: logger),
-        ],
-        logger: logger)
+    kit.denyList.onRevocation { hub.endSession($0) }
+    let app = kit.application(
+        router: buildRouter(kit, configuration, repository: repository, hub: hub),
+        consumers: [kit.consumer(of: [.posts, .comments, .users], handler: NotificationsEventHandler())],
+        services: [hub])
     return (app, hub)
+}
+
+/// The notifications routes on the kit's middleware. Builds without touching the database.
+func buildRouter(
+    _ kit: ServiceKit, _ configuration: NotificationsConfiguration, repository: any NotificationRepository, hub: NotificationHub
+) -> Router<PostlyRequestContext> {
+    let router = kit.makeRouter(openAPI: openAPI)
+    NotificationsController(repository: repository, ticketLifetime: configuration.ticketLifetime).addRoutes(to: router)
+    NotificationStreamController(repository: repository, hub: hub, denyList: kit.denyList).addRoutes(to: router)
+    return router
 }

@@ -1,4 +1,3 @@
-import Logging
 import PostlyEvents
 import PostlyMarkdown
 import PostlyModels
@@ -9,7 +8,7 @@ import PostlyPostgres
 /// after raw HTML) and stores the result where it differs, with a `post.updated` for each such
 /// post so that projections of the excerpt follow. Each post is then marked as made by the
 /// current renderer, so a second run reads nothing: the local runner runs it before each start
-/// of the service. The events wait in the outbox for the service's relay.
+/// of the service.
 ///
 /// Neither `version` nor `updatedAt` changes: the author changed nothing.
 struct ContentRerender {
@@ -48,14 +47,4 @@ struct ContentRerender {
             after = last
         }
     }
-}
-
-/// `postly-posts rerender`: `ContentRerender` on the service's database. Its events wait in
-/// the outbox for the service's relay. How many posts changed.
-public func rerenderPosts(_ configuration: PostsConfiguration, logger: Logger) async throws -> Int {
-    let database = Database(configuration: configuration.service.postgres, logger: logger)
-    try await Migrations(schema).apply(to: database)
-    let count = try await ContentRerender(writes: WriteUnit(database: database, producer: "posts", logger: logger)).run()
-    await database.close()
-    return count
 }

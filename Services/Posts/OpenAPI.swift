@@ -1,116 +1,217 @@
+import PostlyService
+
 /// The posts service's OpenAPI 3.1 document, served at `/openapi.json`.
-let openAPIDocument = #"""
-{
-  "openapi": "3.1.0",
-  "info": {"title": "Postly posts service", "version": "1.0.0",
-           "description": "Posts, drafts, slugs, likes and views. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."},
-  "paths": {
-    "/api/posts": {
-      "get": {"summary": "Published posts, newest first; status=draft lists the caller's drafts (JWT)",
-        "parameters": [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}, {"$ref": "#/components/parameters/formats"}],
-        "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"}}},
-      "post": {"summary": "Create a post", "security": [{"bearer": []}],
-        "parameters": [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "maxLength": 255},
-                        "description": "A retry with the same key by the same user within 24 hours answers the first answer byte for byte, even after the post was edited or deleted; the same key with another body answers 422; a retry while the first is still running answers 409."}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewPost"}}}},
-        "responses": {"201": {"description": "Created; Location and ETag set", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
-                      "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-                      "409": {"$ref": "#/components/responses/Problem"},
-                      "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-                      "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}}}
-    },
-    "/api/posts/{id}": {
-      "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
-      "get": {"summary": "A post by id; counts one view. Another user's draft answers 404.",
-        "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
-        "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}},
-      "put": {"summary": "Edit a post (author only); coverImage null removes it", "security": [{"bearer": []}],
-        "parameters": [{"name": "If-Match", "in": "header", "schema": {"type": "string"}, "description": "\"<version>\"; a stale one answers 412 with the current post"}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PostChanges"}}}},
-        "responses": {"200": {"$ref": "#/components/responses/Post"}, "400": {"$ref": "#/components/responses/Problem"},
-                      "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
-                      "404": {"$ref": "#/components/responses/Problem"}, "412": {"$ref": "#/components/responses/Post"},
-                      "413": {"$ref": "#/components/responses/Problem"}, "415": {"$ref": "#/components/responses/Problem"},
-                      "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}}},
-      "delete": {"summary": "Delete a post (author only)", "security": [{"bearer": []}],
-        "responses": {"200": {"$ref": "#/components/responses/Message"}, "401": {"$ref": "#/components/responses/Problem"},
-                      "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
-                      "503": {"$ref": "#/components/responses/Problem"}}}
-    },
-    "/api/posts/slug/{slug}": {
-      "get": {"summary": "A post by current or former slug; counts one view",
-        "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string"}}],
-        "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}}
-    },
-    "/api/posts/{id}/like": {
-      "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
-      "post": {"summary": "Like (twice counts once)", "security": [{"bearer": []}],
-        "responses": {"200": {"$ref": "#/components/responses/Message"}, "401": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}},
-      "delete": {"summary": "Unlike (not liked is fine)", "security": [{"bearer": []}],
-        "responses": {"200": {"$ref": "#/components/responses/Message"}, "401": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}},
-      "get": {"summary": "Whether the caller likes the post", "security": [{"bearer": []}],
-        "responses": {"200": {"description": "Liked", "content": {"application/json": {"schema": {"type": "object", "required": ["liked"], "properties": {"liked": {"type": "boolean"}}}}}},
-                      "401": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}}
-    },
-    "/api/users/{userId}/posts": {
-      "get": {"summary": "A user's posts; status=draft only for the caller's own id (else 403)",
-        "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
-                       {"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}, {"$ref": "#/components/parameters/formats"}],
-        "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"},
-                      "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"}}}
-    },
-    "/api/users/me/posts": {
-      "get": {"summary": "The caller's posts, any status unless status is given", "security": [{"bearer": []}],
-        "parameters": [{"$ref": "#/components/parameters/page"}, {"$ref": "#/components/parameters/limit"}, {"$ref": "#/components/parameters/status"}, {"$ref": "#/components/parameters/formats"}],
-        "responses": {"200": {"$ref": "#/components/responses/PostPage"}, "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"}}}
+let openAPI = OpenAPIDocument(
+    #"""
+    {
+      "openapi": "3.1.0",
+      "info": {
+        "title": "Postly posts service",
+        "version": "1.0.0",
+        "description": "Posts, drafts, slugs, likes and views. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
+      },
+      "paths": {
+        "/api/posts": {
+          "get": {
+            "summary": "Published posts, newest first; status=draft lists the caller's drafts (JWT)",
+            "parameters": [
+              {"$ref": "#/components/parameters/page"},
+              {"$ref": "#/components/parameters/limit"},
+              {"$ref": "#/components/parameters/status"},
+              {"$ref": "#/components/parameters/formats"}
+            ],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PostPage"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "post": {
+            "summary": "Create a post",
+            "security": [{"bearer": []}],
+            "parameters": [
+              {
+                "name": "Idempotency-Key",
+                "in": "header",
+                "schema": {"type": "string", "maxLength": 255},
+                "description": "A retry with the same key by the same user within 24 hours answers the first answer byte for byte, even after the post was edited or deleted; the same key with another body answers 422; a retry while the first is still running answers 409."
+              }
+            ],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewPost"}}}},
+            "responses": {
+              "201": {"description": "Created; Location and ETag set", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "409": {"$ref": "#/components/responses/Problem"},
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/posts/{id}": {
+          "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+          "get": {
+            "summary": "A post by id; counts one view. Another user's draft answers 404.",
+            "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
+            "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}
+          },
+          "put": {
+            "summary": "Edit a post (author only); coverImage null removes it",
+            "security": [{"bearer": []}],
+            "parameters": [
+              {
+                "name": "If-Match",
+                "in": "header",
+                "schema": {"type": "string"},
+                "description": "\"<version>\"; a stale one answers 412 with the current post"
+              }
+            ],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PostChanges"}}}},
+            "responses": {
+              "200": {"$ref": "#/components/responses/Post"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "403": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"},
+              "412": {"$ref": "#/components/responses/Post"},
+              "413": {"$ref": "#/components/responses/Problem"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "delete": {
+            "summary": "Delete a post (author only)",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/Message"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "403": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/posts/slug/{slug}": {
+          "get": {
+            "summary": "A post by current or former slug; counts one view",
+            "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}
+          }
+        },
+        "/api/posts/{id}/like": {
+          "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+          "post": {
+            "summary": "Like (twice counts once)",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/Message"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "delete": {
+            "summary": "Unlike (not liked is fine)",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/Message"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "get": {
+            "summary": "Whether the caller likes the post",
+            "security": [{"bearer": []}],
+            "responses": {
+              "200": {
+                "description": "Liked",
+                "content": {"application/json": {"schema": {"type": "object", "required": ["liked"], "properties": {"liked": {"type": "boolean"}}}}}
+              },
+              "401": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/users/{userId}/posts": {
+          "get": {
+            "summary": "A user's posts; status=draft only for the caller's own id (else 403)",
+            "parameters": [
+              {"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
+              {"$ref": "#/components/parameters/page"},
+              {"$ref": "#/components/parameters/limit"},
+              {"$ref": "#/components/parameters/status"},
+              {"$ref": "#/components/parameters/formats"}
+            ],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PostPage"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"},
+              "403": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/users/me/posts": {
+          "get": {
+            "summary": "The caller's posts, any status unless status is given",
+            "security": [{"bearer": []}],
+            "parameters": [
+              {"$ref": "#/components/parameters/page"},
+              {"$ref": "#/components/parameters/limit"},
+              {"$ref": "#/components/parameters/status"},
+              {"$ref": "#/components/parameters/formats"}
+            ],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PostPage"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        }
+      },
+      "components": {
+        "parameters": {"status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft"]}}},
+        "responses": {
+          "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
+          "PostPage": {
+            "description": "A page of posts",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": ["posts", "pagination"],
+                  "properties": {
+                    "posts": {"type": "array", "items": {"$ref": "#/components/schemas/ListedPost"}},
+                    "pagination": {"$ref": "#/components/schemas/Pagination"}
+                  }
+                }
+              }
+            }
+          }
+        },
+        "schemas": {
+          "NewPost": {
+            "type": "object",
+            "required": ["title", "content"],
+            "properties": {
+              "title": {"type": "string", "minLength": 1, "maxLength": 200},
+              "content": {"type": "string", "maxLength": 100000},
+              "status": {"type": "string", "enum": ["published", "draft"], "default": "published"},
+              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}
+            }
+          },
+          "PostChanges": {
+            "type": "object",
+            "properties": {
+              "title": {"type": "string", "minLength": 1, "maxLength": 200},
+              "content": {"type": "string", "maxLength": 100000},
+              "status": {"type": "string", "enum": ["published", "draft"]},
+              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}
+            }
+          }
+        }
+      }
     }
-  },
-  "components": {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-    "parameters": {
-      "page": {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}},
-      "limit": {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}},
-      "status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft"]}},
-      "formats": {"name": "formats", "in": "query", "schema": {"type": "string"},
-        "description": "Comma-separated; html adds contentHtml to each listed post (left out by default). Other names are ignored."}
-    },
-    "responses": {
-      "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
-      "PostPage": {"description": "A page of posts", "content": {"application/json": {"schema": {"type": "object", "required": ["posts", "pagination"],
-        "properties": {"posts": {"type": "array", "items": {"$ref": "#/components/schemas/ListedPost"}}, "pagination": {"$ref": "#/components/schemas/Pagination"}}}}}},
-      "Message": {"description": "Done", "content": {"application/json": {"schema": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}}}}},
-      "Problem": {"description": "A problem document", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
-    },
-    "schemas": {
-      "Author": {"type": "object", "required": ["userId", "name", "profilePicture"],
-        "properties": {"userId": {"type": "string"}, "name": {"type": "string"}, "profilePicture": {"type": ["string", "null"]}}},
-      "Comment": {"type": "object", "required": ["_id", "postId", "content", "author", "createdAt", "likes"],
-        "properties": {"_id": {"type": "string"}, "postId": {"type": "string"}, "content": {"type": "string"}, "author": {"$ref": "#/components/schemas/Author"},
-                       "createdAt": {"type": "string", "format": "date-time"}, "likes": {"type": "integer"}}},
-      "Post": {"description": "A single post always carries contentHtml",
-        "allOf": [{"$ref": "#/components/schemas/ListedPost"}, {"required": ["contentHtml"]}]},
-      "ListedPost": {"type": "object", "description": "A post as lists show it: contentHtml only with formats=html",
-        "required": ["_id", "title", "content", "excerpt", "slug", "status", "coverImage", "author", "views", "likes", "comments", "commentsCount", "readTime", "createdAt", "updatedAt", "publishedAt", "version"],
-        "properties": {"_id": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"}, "contentHtml": {"type": "string"},
-          "excerpt": {"type": "string", "maxLength": 200}, "slug": {"type": "string", "maxLength": 80}, "status": {"type": "string", "enum": ["published", "draft"]},
-          "coverImage": {"type": ["string", "null"]}, "author": {"$ref": "#/components/schemas/Author"}, "views": {"type": "integer"}, "likes": {"type": "integer"},
-          "comments": {"type": "array", "items": {"$ref": "#/components/schemas/Comment"}}, "commentsCount": {"type": "integer"}, "readTime": {"type": "integer"},
-          "createdAt": {"type": "string", "format": "date-time"}, "updatedAt": {"type": "string", "format": "date-time"},
-          "publishedAt": {"type": ["string", "null"], "format": "date-time"}, "version": {"type": "integer"}}},
-      "NewPost": {"type": "object", "required": ["title", "content"],
-        "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 200}, "content": {"type": "string", "maxLength": 100000},
-          "status": {"type": "string", "enum": ["published", "draft"], "default": "published"},
-          "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}}},
-      "PostChanges": {"type": "object",
-        "properties": {"title": {"type": "string", "minLength": 1, "maxLength": 200}, "content": {"type": "string", "maxLength": 100000},
-          "status": {"type": "string", "enum": ["published", "draft"]}, "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}}},
-      "Pagination": {"type": "object", "required": ["total", "page", "limit", "totalPages"],
-        "properties": {"total": {"type": "integer"}, "page": {"type": "integer"}, "limit": {"type": "integer"}, "totalPages": {"type": "integer"}}},
-      "Problem": {"type": "object", "required": ["type", "title", "status", "detail", "error", "code", "requestId"],
-        "properties": {"type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"}, "detail": {"type": "string"},
-          "error": {"type": "string"}, "code": {"type": "string"}, "requestId": {"type": "string"},
-          "errors": {"type": "object", "additionalProperties": {"type": "string"}}}}
-    }
-  }
-}
-"""#
+    """#)
+

@@ -3,7 +3,7 @@ import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
 /// write unit's tables, 4 the shared users projection.
-let schema: [Migration] = [
+let schema = Migrations([
     Outbox.migration,
     Migration(
         version: 2, name: "posts",
@@ -85,4 +85,4 @@ let schema: [Migration] = [
             -- Which renderer made content_html (Markdown.renderer): rerender skips posts the current one made.
             ALTER TABLE posts ADD COLUMN rendered_by text;
             """),
-]
+])

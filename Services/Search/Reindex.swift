@@ -1,9 +1,9 @@
 import Foundation
 import Logging
 import PostlyEvents
-import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import PostlyService
 import Synchronization
 
 /// `postly-search reindex`: rebuilds the index from nothing while search goes on. The tables
@@ -13,60 +13,55 @@ import Synchronization
 /// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
 /// missing; the row guards keep the two consumers from undoing each other.
 public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2)) async throws -> ReindexReport {
-    let database = Database(configuration: configuration.service.postgres, logger: logger)
-    let producer = try KafkaProducer(configuration: configuration.service.kafka, logger: logger)
-    let started = ContinuousClock.now
-    try await schema.apply(to: database)
-    try await database.withConnection { connection in
-        try await connection.executeScript(unescaped: """
-            DROP SCHEMA IF EXISTS search_rebuild CASCADE;
-            CREATE SCHEMA search_rebuild;
-            SET search_path = search_rebuild, public;
-            \(indexTables)
-            RESET search_path;
-            """)
-    }
+    let kit = try ServiceKit(configuration.service, schema: schema, logger: logger)
     let target = ReindexTarget()
     let group = "search-reindex-\(UUID().uuidString.lowercased())"
-    let runner = EventConsumerRunner(
-        name: group, topics: [.posts, .users, .comments], database: database, kafka: configuration.service.kafka,
-        deadLetters: producer, handler: ReindexHandler(target: target), logger: logger)
-
-    return try await withThrowingTaskGroup(of: Void.self) { tasks in
-        tasks.addTask { try await producer.run() }
-        tasks.addTask { try await runner.run() }
-        defer { tasks.cancelAll() }
-        try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
-        let replayed = target.applied
-        let built = ContinuousClock.now - started
-        try await database.withConnection { connection in
+    let replay = kit.consumer(of: [.posts, .users, .comments], group: group, handler: ReindexHandler(target: target))
+    return try await kit.run {
+        let started = ContinuousClock.now
+        try await kit.database.withConnection { connection in
             try await connection.executeScript(unescaped: """
-                BEGIN;
-                DROP SCHEMA IF EXISTS search_retired CASCADE;
-                CREATE SCHEMA search_retired;
-                ALTER TABLE public.documents SET SCHEMA search_retired;
-                ALTER TABLE public.authors SET SCHEMA search_retired;
-                ALTER TABLE public.comments SET SCHEMA search_retired;
-                ALTER TABLE public.lexicon SET SCHEMA search_retired;
-                ALTER TABLE search_rebuild.documents SET SCHEMA public;
-                ALTER TABLE search_rebuild.authors SET SCHEMA public;
-                ALTER TABLE search_rebuild.comments SET SCHEMA public;
-                ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
-                -- Words added from now on get numbers above what every instance has loaded.
-                SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
-                              greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));
-                COMMIT;
+                DROP SCHEMA IF EXISTS search_rebuild CASCADE;
+                CREATE SCHEMA search_rebuild;
+                SET search_path = search_rebuild, public;
+                \(indexTables)
+                RESET search_path;
                 """)
         }
-        target.switched()
-        // What the live consumer applied to the retired tables while the switch was coming.
-        try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
-        try await database.withConnection { connection in
-            try await connection.executeScript(unescaped: "DROP SCHEMA search_retired CASCADE; DROP SCHEMA search_rebuild CASCADE;")
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await replay.run() }
+            defer { tasks.cancelAll() }
+            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
+            let replayed = target.applied
+            let built = ContinuousClock.now - started
+            try await kit.database.withConnection { connection in
+                try await connection.executeScript(unescaped: """
+                    BEGIN;
+                    DROP SCHEMA IF EXISTS search_retired CASCADE;
+                    CREATE SCHEMA search_retired;
+                    ALTER TABLE public.documents SET SCHEMA search_retired;
+                    ALTER TABLE public.authors SET SCHEMA search_retired;
+                    ALTER TABLE public.comments SET SCHEMA search_retired;
+                    ALTER TABLE public.lexicon SET SCHEMA search_retired;
+                    ALTER TABLE search_rebuild.documents SET SCHEMA public;
+                    ALTER TABLE search_rebuild.authors SET SCHEMA public;
+                    ALTER TABLE search_rebuild.comments SET SCHEMA public;
+                    ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
+                    -- Words added from now on get numbers above what every instance has loaded.
+                    SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
+                                  greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));
+                    COMMIT;
+                    """)
+            }
+            target.switched()
+            // What the live consumer applied to the retired tables while the switch was coming.
+            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
+            try await kit.database.withConnection { connection in
+                try await connection.executeScript(unescaped: "DROP SCHEMA search_retired CASCADE; DROP SCHEMA search_rebuild CASCADE;")
+            }
+            try await kit.database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
+            return ReindexReport(events: replayed, duration: built)
         }
-        try await database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
-        await database.close()
-        return ReindexReport(events: replayed, duration: built)
     }
 }
 

@@ -4,7 +4,7 @@ import PostlyPostgres
 /// The search service's tables: the consumed sequences (version 1, with the outbox it does not
 /// use), then the text search configurations, the query function and the index's tables, then
 /// the documents' texts split into words for highlighting, then those words computed once per
-/// write with each content word's first position.
+/// write with each content word's first position, then each post kept as its events carry it.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -102,6 +102,21 @@ let schema = Migrations([
                 ADD COLUMN content_positions tsvector;
             UPDATE documents SET content_positions = search_positions(content_lexemes);
             """ + splitTrigger),
+    Migration(
+        version: 5, name: "documents keep the post as its events carry it",
+        sql: """
+            ALTER TABLE documents ADD COLUMN post jsonb;
+            UPDATE documents SET post = jsonb_build_object(
+                '_id', id, 'title', title, 'content', content, 'contentHtml', content_html, 'excerpt', excerpt, 'slug', slug,
+                'status', status, 'coverImage', cover_image,
+                'author', jsonb_build_object('userId', author_id, 'name', '', 'profilePicture', NULL),
+                'views', 0, 'likes', likes, 'comments', '[]'::jsonb, 'commentsCount', 0, 'readTime', read_time,
+                'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'updatedAt', to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'publishedAt', to_char(published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'version', version)
+            WHERE NOT deleted;
+            """ + version5Columns),
 ])
 
 /// The index's tables as the migrations leave them, created again, beside the live ones, by a
@@ -112,8 +127,17 @@ let indexTables = version2Tables + """
         ADD COLUMN title_lexemes text[],
         ADD COLUMN content_tokens text[],
         ADD COLUMN content_lexemes text[],
-        ADD COLUMN content_positions tsvector;
-    """ + splitTrigger
+        ADD COLUMN content_positions tsvector,
+        ADD COLUMN post jsonb;
+    """ + splitTrigger + version5Columns
+
+/// What a result shows comes from `post` (migration 5): the columns left are what the index
+/// searches, ranks and marks.
+let version5Columns = """
+    ALTER TABLE documents
+        DROP COLUMN content, DROP COLUMN content_html, DROP COLUMN excerpt, DROP COLUMN slug, DROP COLUMN cover_image,
+        DROP COLUMN read_time, DROP COLUMN created_at, DROP COLUMN updated_at, DROP COLUMN version;
+    """
 
 /// Fills the split columns of `documents` (migration 4's `search_split_document`).
 let splitTrigger = """

@@ -136,6 +136,19 @@ public final class OutboxRelay: Service {
         return batch.taken
     }
 
+    /// Publishes until no event is pending, as a one-off command does before it stops. A
+    /// publishing error is thrown: the events stay in the outbox for the service's relay.
+    public func drain() async throws {
+        while true {
+            while try await publishPending() == configuration.batchSize {}
+            let pending = try await database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL")
+            if try pending.first?.decode("pending", as: Int.self) == 0 { return }
+            // Another instance holds some of them for a moment.
+            await sleepUnlessShuttingDown(for: .milliseconds(200))
+            try Task.checkCancellation()
+        }
+    }
+
     /// What one batch did; the failure travels out of the transaction so the marks commit first.
     private struct PublishedBatch: Sendable {
         var taken: Int

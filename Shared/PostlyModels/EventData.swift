@@ -93,63 +93,76 @@ public struct SessionRevocation: Codable, Sendable, Hashable {
     }
 }
 
-/// `post.created`, `post.updated`, `post.deleted`: the post after the change, without what
-/// other services own (comments) or count apart (views, likes).
+/// `post.created`, `post.updated`, `post.deleted`: the post after the change as the posts
+/// service renders it, so consumers keep what they are given and render nothing: every field
+/// of `Post` (`contentHtml` included; `comments` empty and `views` 0, which other services own
+/// or count apart), the plain text search indexes, and `deletedAt` on `post.deleted`.
+///
+/// Written with the keys of `Post` plus `id`, `contentText` and `deletedAt`. Events written
+/// before the post was carried whole have only `id` and the fields of `LegacyPostSnapshot`;
+/// they still decode, without `contentHtml` and `contentText`.
 public struct PostSnapshot: Codable, Sendable, Hashable {
-    public var id: String
-    public var title: String
-    public var content: String
-    public var excerpt: String
-    public var slug: String
-    public var status: PostStatus
-    public var coverImage: String?
-    public var author: Author
-    public var readTime: Int
-    public var createdAt: Date
-    public var updatedAt: Date
-    public var publishedAt: Date?
+    public var post: Post
+    /// `content` as plain text; nil in an event written before it was carried.
+    public var contentText: String?
     /// Set on `post.deleted`.
     public var deletedAt: Date?
-    public var version: Int
 
-    public init(
-        id: String, title: String, content: String, excerpt: String, slug: String, status: PostStatus,
-        coverImage: String?, author: Author, readTime: Int, createdAt: Date, updatedAt: Date,
-        publishedAt: Date?, deletedAt: Date?, version: Int
-    ) {
-        self.id = id
-        self.title = title
-        self.content = content
-        self.excerpt = excerpt
-        self.slug = slug
-        self.status = status
-        self.coverImage = coverImage
-        self.author = author
-        self.readTime = readTime
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-        self.publishedAt = publishedAt
+    public init(post: Post, contentText: String?, deletedAt: Date? = nil) {
+        self.post = post
+        self.contentText = contentText
         self.deletedAt = deletedAt
-        self.version = version
     }
 
-    // Empty optionals are written as `null`, as in the samples: consumers see every key.
+    enum CodingKeys: String, CodingKey {
+        case id, contentText, deletedAt
+        /// Only in events that carry the post whole.
+        case postId = "_id"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if container.contains(.postId) {
+            post = try Post(from: decoder)
+        } else {
+            post = try LegacyPostSnapshot(from: decoder).post
+        }
+        contentText = try container.decodeIfPresent(String.self, forKey: .contentText)
+        deletedAt = try container.decodeIfPresent(Date.self, forKey: .deletedAt)
+    }
+
+    // Empty optionals are written as `null`: consumers see every key of the samples.
     public func encode(to encoder: any Encoder) throws {
+        try post.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(title, forKey: .title)
-        try container.encode(content, forKey: .content)
-        try container.encode(excerpt, forKey: .excerpt)
-        try container.encode(slug, forKey: .slug)
-        try container.encode(status, forKey: .status)
-        try container.encode(coverImage, forKey: .coverImage)
-        try container.encode(author, forKey: .author)
-        try container.encode(readTime, forKey: .readTime)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(publishedAt, forKey: .publishedAt)
+        try container.encode(post.id, forKey: .id)
+        try container.encode(contentText, forKey: .contentText)
         try container.encode(deletedAt, forKey: .deletedAt)
-        try container.encode(version, forKey: .version)
+    }
+}
+
+/// The data of a `post.*` event before it carried the post whole: what such an event has.
+/// Frozen: a new field of a post goes into `Post` only.
+struct LegacyPostSnapshot: Decodable {
+    var id: String
+    var title: String
+    var content: String
+    var excerpt: String
+    var slug: String
+    var status: PostStatus
+    var coverImage: String?
+    var author: Author
+    var readTime: Int
+    var createdAt: Date
+    var updatedAt: Date
+    var publishedAt: Date?
+    var version: Int
+
+    var post: Post {
+        Post(
+            id: id, title: title, content: content, contentHtml: nil, excerpt: excerpt, slug: slug, status: status,
+            coverImage: coverImage, author: author, views: 0, likes: 0, comments: [], commentsCount: 0, readTime: readTime,
+            createdAt: createdAt, updatedAt: updatedAt, publishedAt: publishedAt, version: version)
     }
 }
 

@@ -1,7 +1,9 @@
 import Foundation
 import JWTKit
 import Logging
+import PostlyEvents
 import ServiceLifecycle
+import Synchronization
 
 /// Verifies access tokens with the auth service's public keys (its JWKS), which it fetches
 /// at start, refreshes periodically, and refetches when a token names a key it does not
@@ -31,6 +33,7 @@ public final class AccessTokenVerifier: Service, Sendable {
 
     private let configuration: Configuration
     private let keySet: JWKSCache
+    private let source: KeySource
     private let denyList: SessionDenyList
     private let logger: Logger
 
@@ -38,9 +41,17 @@ public final class AccessTokenVerifier: Service, Sendable {
         self.configuration = configuration
         self.denyList = denyList
         self.logger = logger
+        let source = KeySource(fetchJWKS)
+        self.source = source
         self.keySet = JWKSCache(lifetime: nil, unknownKeyRefetchInterval: configuration.unknownKeyRefetchInterval) {
-            try JSONDecoder().decode(JWKS.self, from: Data(try await fetchJWKS().utf8)).keys
+            try JSONDecoder().decode(JWKS.self, from: Data(try await source.fetch().utf8)).keys
         }
+    }
+
+    /// Verifies with the keys `fetchJWKS` gives from now on: the auth service verifies its
+    /// own tokens with the keys it signs with, which exist only once its database does.
+    public func useKeys(from fetchJWKS: @escaping JWKSSource) {
+        source.replace(with: fetchJWKS)
     }
 
     /// The caller behind `token`; `APIError.unauthorized`, or `APIError.unavailable` when
@@ -81,13 +92,24 @@ public final class AccessTokenVerifier: Service, Sendable {
                 logger.warning("could not refresh the auth service's keys", metadata: ["error": "\(error)"])
             }
             // Retry soon while no key is known, e.g. while the auth service is starting.
-            try? await gracefulShutdownAware(sleep: keySet.hasKeys ? configuration.refreshInterval : .seconds(2))
+            await sleepUnlessShuttingDown(for: keySet.hasKeys ? configuration.refreshInterval : .seconds(2))
         }
     }
 }
 
-func gracefulShutdownAware(sleep duration: Duration) async throws {
-    try await cancelWhenGracefulShutdown {
-        try await Task.sleep(for: duration)
+/// Where the key set comes from; replaced at most once, before the service answers.
+private final class KeySource: Sendable {
+    private let current: Mutex<AccessTokenVerifier.JWKSSource>
+
+    init(_ fetch: @escaping AccessTokenVerifier.JWKSSource) {
+        current = Mutex(fetch)
+    }
+
+    func replace(with fetch: @escaping AccessTokenVerifier.JWKSSource) {
+        current.withLock { $0 = fetch }
+    }
+
+    func fetch() async throws -> String {
+        try await current.withLock { $0 }()
     }
 }

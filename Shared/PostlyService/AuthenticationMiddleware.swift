@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// Sets `context.identity` from `Authorization: Bearer <token>`. A request without the
-/// header passes as anonymous (routes that need a caller call `requireIdentity()`); one
+/// header passes as anonymous (routes that need a caller are `authenticated`); one
 /// with a token that does not verify answers 401, whatever the route.
 public struct AuthenticationMiddleware: RouterMiddleware {
     public typealias Context = PostlyRequestContext

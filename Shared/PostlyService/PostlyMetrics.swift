@@ -6,12 +6,16 @@ import Prometheus
 public enum PostlyMetrics {
     public static let registry = PrometheusCollectorRegistry()
 
-    public static func bootstrap(service: String, logLevel: Logger.Level) {
+    /// Sets up logging and metrics for `service` and returns its logger.
+    public static func bootstrap(_ service: ServiceConfiguration) -> Logger {
+        let name = service.name
+        let logLevel = service.logLevel
         LoggingSystem.bootstrap { label in
             var handler = JSONLogHandler(label: label, level: logLevel)
-            handler.metadata["service"] = .string(service)
+            handler.metadata["service"] = .string(name)
             return handler
         }
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return Logger(label: "postly.\(name)")
     }
 }

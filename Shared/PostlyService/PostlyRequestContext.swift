@@ -28,9 +28,10 @@ public struct PostlyRequestContext: RequestContext {
     public var responseEncoder: PostlyResponseEncoder { PostlyResponseEncoder() }
     public var maxUploadSize: Int { RequestLimits.maxBodyBytes }
 
-    private static let decoder = PostlyJSON.decoder()
+    static let decoder = PostlyJSON.decoder()
 
-    /// The caller, or 401 for routes that need one.
+    /// The caller, or 401, for a route that needs one only sometimes (drafts in a list);
+    /// routes that always need one are `authenticated`.
     public func requireIdentity() throws -> Identity {
         guard let identity else { throw APIError.unauthorized("Authentication required") }
         return identity

@@ -6,6 +6,9 @@ import PostlyPostgres
 /// What every service reads from its environment, in one place. Each variable has a
 /// working local default and a line in the README.
 public struct ServiceConfiguration: Sendable {
+    /// The service's name, such as `posts`: its events' producer, its consumer groups, its
+    /// default database `postly_<name>`, its logs and metrics.
+    public let name: String
     /// `HOST`, `PORT`: where the service listens.
     public var host: String
     public var port: Int
@@ -24,6 +27,7 @@ public struct ServiceConfiguration: Sendable {
     ///   - name: the service's name, such as `posts`.
     ///   - defaultPort: the service's local port.
     public init(name: String, defaultPort: Int, environment: Environment = Environment()) {
+        self.name = name
         host = environment.string("HOST", default: "127.0.0.1")
         port = environment.integer("PORT", default: defaultPort, in: 1...65_535)
         logLevel = environment.string("LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info

@@ -209,18 +209,6 @@ import Testing
         }
     }
 
-    @Test func operationsRoutesAnswer() async throws {
-        try await AuthTestHarness.run { auth async throws in
-            #expect(try await auth.get("/health/live").status == .ok)
-            let openAPI = try await auth.get("/openapi.json")
-            let paths = try #require(openAPI.object()["paths"] as? [String: Any])
-            #expect(Set(paths.keys).isSuperset(of: [
-                "/api/auth/register", "/api/auth/login/email", "/api/auth/login", "/api/auth/refresh", "/api/auth/logout",
-                "/api/auth/check", "/api/auth/jwks",
-            ]))
-        }
-    }
-
     // MARK: - Token parts
 
     static func header(of token: String) throws -> [String: Any] {

@@ -31,7 +31,7 @@ struct AuthTestHarness: Sendable {
                     issuer: LocalOpenIDIssuer.issuer, jwksURL: google.jwksURL, clientIds: ["another-client", LocalOpenIDIssuer.clientId])
             }
             configure(&configuration)
-            return try await buildApplication(configuration, logger: testLogger)
+            return try buildApplication(configuration, logger: testLogger)
         } _: { harness in
             try await body(AuthTestHarness(harness: harness))
         }

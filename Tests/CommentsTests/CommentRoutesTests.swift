@@ -200,15 +200,4 @@ import TestSupport
             #expect(next.author.profilePicture == "https://images.example.test/ada.png")
         }
     }
-
-    @Test func operationsRoutesAnswer() async throws {
-        try await CommentsTestService.run { _, client in
-            #expect(try await client.execute(uri: "/health/live", method: .get) { $0.status } == .ok)
-            let openAPI = try await client.execute(uri: "/openapi.json", method: .get) { $0 }
-            let document = try #require(openAPI.json as? [String: Any])
-            let paths = try #require(document["paths"] as? [String: Any])
-            #expect(paths["/api/posts/{postId}/comments"] != nil)
-            #expect(paths["/api/posts/{postId}/comments/{commentId}"] != nil)
-        }
-    }
 }

@@ -34,7 +34,7 @@ struct CommentsTestService: Sendable {
             var configuration = CommentsConfiguration(environment: ["POSTS_URL": postsURL ?? "http://127.0.0.1:\(closedPort)"])
             configuration.service.postgres = setup.postgres
             configuration.service.kafka = kafka ?? setup.kafka
-            return try await buildApplication(configuration, logger: testLogger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now)
+            return try buildApplication(configuration, logger: testLogger, options: setup.options)
         } _: { harness in
             try await body(CommentsTestService(harness: harness), harness.client)
         }
@@ -82,11 +82,9 @@ func postEvent(
     _ change: PostChange, id: String, authorId: String, status: PostStatus = .published, title: String = "A post",
     sequence: Int64
 ) -> Event {
-    let now = Date()
-    let snapshot = PostSnapshot(
-        id: id, title: title, content: "Text", excerpt: "Text", slug: "a-post", status: status, coverImage: nil,
-        author: Author(userId: authorId, name: "Author"), readTime: 1, createdAt: now, updatedAt: now,
-        publishedAt: status == .published ? now : nil, deletedAt: change == .deleted ? now : nil, version: Int(sequence))
+    let snapshot = PostSnapshot.sample(
+        id: id, title: title, status: status, author: Author(userId: authorId, name: "Author"), deleted: change == .deleted,
+        version: Int(sequence))
     let data: EventData =
         switch change {
         case .created: .postCreated(snapshot)

@@ -35,11 +35,12 @@ struct ImagesTestService: Sendable {
             let metrics = PrometheusCollectorRegistry()
             try await ServiceTestHarness.run { setup in
                 var configuration = ImagesConfiguration(environment: Environment(variables))
+                configuration.service.postgres = setup.postgres
                 configuration.service.kafka = setup.kafka
                 var logger = Logger(label: "postly.images.tests") { _ in CapturingLogHandler(lines: logs) }
                 logger.logLevel = .trace
-                return try await buildApplication(
-                    configuration, logger: logger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now,
+                return try buildApplication(
+                    configuration, logger: logger, options: setup.options, clock: setup.clock.now,
                     metricsFactory: PrometheusMetricsFactory(registry: metrics))
             } _: { harness in
                 try await body(ImagesTestService(harness: harness, logs: logs, metrics: metrics), harness.client)

@@ -49,7 +49,7 @@ struct NotificationsTestService: Sendable {
             configuration.service.postgres = testDatabase.configuration
             configuration.service.kafka = kafka
             configure(&configuration)
-            return try await buildApplicationAndHub(configuration, logger: testLogger, fetchJWKS: { jwks })
+            return try buildApplicationAndHub(configuration, logger: testLogger, options: .init(fetchJWKS: { jwks }))
         }
         do {
             let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
@@ -195,10 +195,7 @@ func commentEvent(
 }
 
 func postDeletedEvent(post: String, author: Author, sequence: Int64) -> Event {
-    let now = wholeMilliseconds(Date())
-    let snapshot = PostSnapshot(
-        id: post, title: "A post", content: "Text", excerpt: "Text", slug: "a-post", status: .published, coverImage: nil,
-        author: author, readTime: 1, createdAt: now, updatedAt: now, publishedAt: now, deletedAt: now, version: 2)
+    let snapshot = PostSnapshot.sample(id: post, author: author, at: wholeMilliseconds(Date()), deleted: true, version: 2)
     return Event(producer: "posts", key: post, sequence: sequence, actorId: author.userId, data: .postDeleted(snapshot))
 }
 

@@ -18,6 +18,20 @@ import TestSupport
         #expect(withoutNulls(original) == withoutNulls(reencoded))
     }
 
+    /// A `post.updated` written before events carried the rendered post still decodes, as the
+    /// same post without its rendering.
+    @Test func aPostEventWithoutTheRenderedPostStillDecodes() throws {
+        let legacy = try PostlyJSON.decoder().decode(Event.self, from: EventFixtures.legacyData(.postUpdated))
+        let current = try EventFixtures.event(.postUpdated)
+        guard case .postUpdated(let old) = legacy.data, case .postUpdated(let new) = current.data else {
+            Issue.record("not post.updated events"); return
+        }
+        #expect(old.post.contentHtml == nil && old.contentText == nil)
+        var rendered = new.post
+        rendered.contentHtml = nil
+        #expect(old.post == rendered)
+    }
+
     @Test func eventsAreRoutedToTheirTopic() throws {
         #expect(try EventFixtures.event(.sessionRevoked).topic == .users)
         #expect(try EventFixtures.event(.postLiked).topic == .posts)

@@ -119,7 +119,7 @@ import TestSupport
         let app = try await TestApplication()
         let token = try await app.issuer.token(sessionId: "session-1")
         #expect(try await status(token, in: app) == .ok)
-        app.scaffold.denyList.revoke(sessionId: "session-1", until: Date().addingTimeInterval(3600))
+        app.kit.denyList.revoke(sessionId: "session-1", until: Date().addingTimeInterval(3600))
         #expect(try await status(token, in: app) == .unauthorized)
     }
 

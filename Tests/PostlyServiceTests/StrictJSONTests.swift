@@ -7,7 +7,7 @@ import PostlyService
 import Testing
 import TestSupport
 
-/// The one request-body decoder every service uses, on the scaffold's test route.
+/// The one request-body decoder every service uses, on the kit's test route.
 @Suite struct StrictJSONTests {
     let json: HTTPFields = [.contentType: "application/json"]
 

@@ -4,17 +4,18 @@ import HummingbirdTesting
 import Logging
 import PostlyModels
 import PostlyPostgres
-import PostlyService
+@testable import PostlyService
 import TestSupport
 
-/// A small service on the scaffold, with one route of each kind the real services have.
+/// A small service on the kit, with one route of each kind the real services have. Its
+/// database and broker are never reached: readiness asks `readiness` instead.
 struct TestApplication {
     struct Note: Codable, ResponseEncodable {
         var title: String
     }
 
     let issuer: TestTokenIssuer
-    let scaffold: ServiceScaffold
+    let kit: ServiceKit
     let application: Application<RouterResponder<PostlyRequestContext>>
 
     init(readiness: [ReadinessCheck] = [], issuer: TestTokenIssuer? = nil, fetchJWKS: AccessTokenVerifier.JWKSSource? = nil) async throws {
@@ -22,16 +23,16 @@ struct TestApplication {
         self.issuer = issuer
         let logger = Logger(label: "test")
         let jwks = issuer.jwks
-        scaffold = ServiceScaffold(
-            name: "test", configuration: ServiceConfiguration(name: "test", defaultPort: 0, environment: [:]), logger: logger,
-            fetchJWKS: fetchJWKS ?? { jwks })
-        let router = scaffold.makeRouter(openAPIDocument: #"{"openapi":"3.1.0"}"#, readinessChecks: readiness)
+        kit = try ServiceKit(
+            ServiceConfiguration(name: "test", defaultPort: 0, environment: [:]), schema: Migrations([]), logger: logger,
+            options: .init(fetchJWKS: fetchJWKS ?? { jwks }))
+        let router = kit.makeRouter(openAPI: OpenAPIDocument(#"{"openapi":"3.1.0"}"#))
+        kit.readiness.check(readiness)
         router.post("api/notes") { request, context in
             try await request.decodeJSON(as: Note.self, context: context)
         }
-        router.get("api/me") { _, context in
-            let identity = try context.requireIdentity()
-            return Note(title: identity.userId)
+        router.authenticated("api/me").get { _, context in
+            Note(title: context.identity.userId)
         }
         router.get("api/page") { request, _ in
             let page = try request.pageRequest()
@@ -45,7 +46,7 @@ struct TestApplication {
             // What the write unit throws when a deadlock outlasts its retries.
             throw DatabaseError.deadlockDetected
         }
-        application = Application(router: router, services: [scaffold.readiness], logger: logger)
+        application = Application(router: router, services: [kit.readiness], logger: logger)
     }
 
     func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {

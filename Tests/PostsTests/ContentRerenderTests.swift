@@ -37,7 +37,7 @@ import TestSupport
             #expect(newEvents.first?.key == broken.id)
             #expect(newEvents.first?.sequence == 2)
             guard case .postUpdated(let snapshot)? = newEvents.first?.data else { Issue.record("not a post.updated"); return }
-            #expect(snapshot.excerpt == "Intro paragraph. Outro bold.")
+            #expect(snapshot.post.excerpt == "Intro paragraph. Outro bold.")
 
             // Once: a second run finds nothing to change.
             #expect(try await rerender.run() == 0)

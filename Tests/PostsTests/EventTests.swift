@@ -56,7 +56,7 @@ import TestSupport
             guard case .postUpdated(let updated) = events[1].data, case .postLiked(let like) = events[2].data,
                   case .postUnliked(let unlike) = events[3].data, case .postDeleted(let deleted) = events[4].data
             else { Issue.record("unexpected payloads"); return }
-            #expect(updated.version == 2 && updated.status == .published && updated.slug == "creme-brulee-done-right")
+            #expect(updated.post.version == 2 && updated.post.status == .published && updated.post.slug == "creme-brulee-done-right")
             #expect(like.liker == Author(userId: bob.id, name: "Grace Hopper") && like.likes == 1 && like.postAuthorId == ada.id)
             #expect(unlike.likes == 0)
             #expect(deleted.deletedAt != nil)

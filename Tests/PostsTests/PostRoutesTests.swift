@@ -200,14 +200,4 @@ import TestSupport
             #expect(try await api.request(.get, "/api/posts").page().pagination.total == 1)
         }
     }
-
-    @Test func openAPIDocumentNamesEveryRoute() async throws {
-        try await withPostsService { api in
-            let answer = try await api.request(.get, "/openapi.json")
-            #expect(answer.status == .ok)
-            let paths = (answer.json["paths"] as? [String: Any]).map { Set($0.keys) } ?? []
-            #expect(paths == ["/api/posts", "/api/posts/{id}", "/api/posts/slug/{slug}", "/api/posts/{id}/like",
-                              "/api/users/{userId}/posts", "/api/users/me/posts"])
-        }
-    }
 }

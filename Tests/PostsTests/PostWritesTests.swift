@@ -146,7 +146,7 @@ import TestSupport
             // As in production: sends wait up to 30 s for the broker, the flush its default.
             configuration.service.kafka.messageTimeout = .seconds(30)
             configuration.service.kafka.shutdownFlushTimeout = KafkaConfiguration(brokers: "").shutdownFlushTimeout
-            return try await buildApplication(configuration, logger: testLogger, fetchJWKS: setup.fetchJWKS)
+            return try buildApplication(configuration, logger: testLogger, options: setup.options)
         } afterShutdown: { database in
             let stopped = try #require(stopping.withLock { $0 }).duration(to: .now)
             print("[posts] graceful shutdown with the broker down took \(stopped)")

@@ -71,7 +71,7 @@ func withPostsService(
         configuration.service.kafka = setup.kafka
         configuration.viewFlushInterval = viewFlushInterval
         configuration.cacheLifetime = cacheLifetime
-        return try await buildApplication(configuration, logger: testLogger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now)
+        return try buildApplication(configuration, logger: testLogger, options: setup.options)
     } afterShutdown: { database in
         try await afterShutdown(database)
     } _: { harness in

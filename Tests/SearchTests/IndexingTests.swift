@@ -113,6 +113,23 @@ import TestSupport
         }
     }
 
+    /// A `post.updated` from before events carried the rendered post: search renders it
+    /// itself, so it is found and shown as the posts service would show it.
+    @Test func aPostEventWithoutTheRenderedPostIsStillApplied() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                let event = try EventFixtures.event(.postUpdated)
+                _ = try await producer.send(KafkaOutgoingMessage(
+                    topic: event.topic.rawValue, key: event.key, value: Array(try EventFixtures.legacyData(.postUpdated))))
+                #expect(try await eventually { try await client.titles("torch") == ["Crème brûlée, done right"] })
+                let found = try await client.execute(uri: "/api/posts/search?q=torch&formats=html", method: .get) { $0 }
+                let results = try #require(JSONSerialization.jsonObject(with: Data(found.body.readableBytesView)) as? [[String: Any]])
+                #expect(results.first?["contentHtml"] as? String == "<p>Custard, sugar, a torch.</p>\n<p>That is all it takes.</p>\n")
+            }
+        }
+    }
+
     /// Through the real broker and consumer: each change searchable within a second of
     /// being sent.
     @Test func changesAreSearchableWithinASecondThroughTheBroker() async throws {

@@ -34,7 +34,7 @@ struct SearchTestService: Sendable {
         let service = SearchTestService(database: testDatabase.database, configuration: configuration)
         do {
             try await prepare(testDatabase.database)
-            let app = try await buildApplication(configuration, logger: testLogger, fetchJWKS: { jwks })
+            let app = try buildApplication(configuration, logger: testLogger, options: .init(fetchJWKS: { jwks }))
             try await app.test(.router) { client in try await body(service, client) }
             await testDatabase.drop()
         } catch {
@@ -75,10 +75,9 @@ func postEvent(
     _ change: PostChange, id: String, title: String, content: String = "Nothing much.", status: PostStatus = .published,
     author: Author = Author(userId: "ada", name: "Ada Lovelace"), publishedAt: Date = Date(), sequence: Int64
 ) -> Event {
-    let snapshot = PostSnapshot(
-        id: id, title: title, content: content, excerpt: String(content.prefix(200)), slug: "a-post", status: status,
-        coverImage: nil, author: author, readTime: 1, createdAt: publishedAt, updatedAt: publishedAt,
-        publishedAt: status == .published ? publishedAt : nil, deletedAt: change == .deleted ? Date() : nil, version: Int(sequence))
+    let snapshot = PostSnapshot.sample(
+        id: id, title: title, content: content, status: status, author: author, at: publishedAt, deleted: change == .deleted,
+        version: Int(sequence))
     let data: EventData =
         switch change {
         case .created: .postCreated(snapshot)

@@ -16,4 +16,10 @@ public enum EventFixtures {
     public static func event(_ type: EventType) throws -> Event {
         try PostlyJSON.decoder().decode(Event.self, from: data(type))
     }
+
+    /// A sample as an earlier version of its producer wrote it (`legacy/`): consumers still
+    /// apply it. `post.updated` from before events carried the rendered post.
+    public static func legacyData(_ type: EventType) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent("legacy/\(type.rawValue).json"))
+    }
 }

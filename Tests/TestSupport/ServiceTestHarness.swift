@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import PostlyKafka
 import PostlyPostgres
+import PostlyService
 import Synchronization
 
 /// The one way a service's tests run it: built as `main` builds it, on a fresh database of
@@ -14,7 +15,7 @@ import Synchronization
 ///         var configuration = PostsConfiguration(environment: [:])
 ///         configuration.service.postgres = setup.postgres
 ///         configuration.service.kafka = setup.kafka
-///         return try await buildApplication(configuration, logger: testLogger, fetchJWKS: setup.fetchJWKS, clock: setup.clock.now)
+///         return try buildApplication(configuration, logger: testLogger, options: setup.options)
 ///     } _: { harness in
 ///         let ada = try await harness.user("Ada")
 ///         let answer = try await harness.request(.post, "/api/posts", as: ada, json: #"{"title":"t","content":"c"}"#)
@@ -28,10 +29,15 @@ public struct ServiceTestHarness: Sendable {
         public let issuer: TestTokenIssuer
         public let clock: TestClock
 
-        /// The issuer's key set, for `ServiceScaffold`'s `fetchJWKS`.
+        /// The issuer's key set, for `ServiceKit.Options.fetchJWKS`.
         public var fetchJWKS: @Sendable () async throws -> String {
             let jwks = issuer.jwks
             return { jwks }
+        }
+
+        /// The kit's options: the issuer's key set and the test's clock.
+        public var options: ServiceKit.Options {
+            ServiceKit.Options(fetchJWKS: fetchJWKS, clock: clock.now)
         }
     }
 

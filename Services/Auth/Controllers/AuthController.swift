@@ -24,9 +24,10 @@ struct AuthController {
         auth.post("login/email", use: loginWithEmail)
         auth.post("login", use: loginWithGoogle)
         auth.post("refresh", use: refresh)
-        auth.post("logout", use: logout)
-        auth.get("check", use: check)
         auth.get("jwks", use: jwks)
+        let session = router.authenticated("api/auth")
+        session.post("logout", use: logout)
+        session.get("check", use: check)
     }
 
     static let invalidCredentials = "Invalid email or password"
@@ -98,8 +99,8 @@ struct AuthController {
         }
     }
 
-    @Sendable func logout(_ request: Request, context: PostlyRequestContext) async throws -> Message {
-        let identity = try context.requireIdentity()
+    @Sendable func logout(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
+        let identity = context.identity
         let revocation = try await writes.write {
             try await accounts.revokeSession(id: identity.sessionId, userId: identity.userId, in: $0)
         }
@@ -108,8 +109,8 @@ struct AuthController {
         return Message("Logged out")
     }
 
-    @Sendable func check(_ request: Request, context: PostlyRequestContext) async throws -> User {
-        let identity = try context.requireIdentity()
+    @Sendable func check(_ request: Request, context: AuthenticatedRequestContext) async throws -> User {
+        let identity = context.identity
         // Another instance may have revoked the session before its event reached this one.
         guard try await accounts.isActive(sessionId: identity.sessionId) else {
             denyList.revoke(sessionId: identity.sessionId, until: identity.expiresAt)

@@ -15,10 +15,10 @@ struct CommentsController: Sendable {
     static let contentLength = 1...5_000
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
-        let comments = router.group("api/posts/:postId/comments")
-        comments.get(use: list)
-        comments.post(use: create)
-        comments.delete(":commentId", use: delete)
+        router.get("api/posts/:postId/comments", use: list)
+        let commenting = router.authenticated("api/posts/:postId/comments")
+        commenting.post(use: create)
+        commenting.delete(":commentId", use: delete)
     }
 
     struct NewComment: Decodable {
@@ -32,8 +32,8 @@ struct CommentsController: Sendable {
         return try await repository.comments(postId: post.id, page: page)
     }
 
-    @Sendable func create(_ request: Request, context: PostlyRequestContext) async throws -> StoredAnswer {
-        let identity = try context.requireIdentity()
+    @Sendable func create(_ request: Request, context: AuthenticatedRequestContext) async throws -> StoredAnswer {
+        let identity = context.identity
         let postId = try postId(context)
         var request = request
         let idempotency = try await IdempotencyKey.from(&request, userId: identity.userId)
@@ -61,8 +61,8 @@ struct CommentsController: Sendable {
         }
     }
 
-    @Sendable func delete(_ request: Request, context: PostlyRequestContext) async throws -> Message {
-        let identity = try context.requireIdentity()
+    @Sendable func delete(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
+        let identity = context.identity
         let commentId = try context.parameters.require("commentId")
         let post = try await posts.visiblePost(
             id: try postId(context), to: identity, authorization: request.headers[.authorization])
@@ -72,7 +72,7 @@ struct CommentsController: Sendable {
 
     // MARK: - Helpers
 
-    func postId(_ context: PostlyRequestContext) throws -> String {
+    func postId(_ context: some RequestContext) throws -> String {
         try context.parameters.require("postId")
     }
 

@@ -21,14 +21,14 @@ struct PostgresCommentRepository: CommentRepository {
         if let page {
             rows = try await database.query(
                 """
-                SELECT \(unescaped: Self.commentColumns) FROM comments WHERE post_id = \(postId)
+                SELECT \(unescaped: Comment.columns) FROM comments WHERE post_id = \(postId)
                 ORDER BY created_at, position LIMIT \(page.limit) OFFSET \(page.offset)
                 """)
         } else {
             rows = try await database.query(
-                "SELECT \(unescaped: Self.commentColumns) FROM comments WHERE post_id = \(postId) ORDER BY created_at, position")
+                "SELECT \(unescaped: Comment.columns) FROM comments WHERE post_id = \(postId) ORDER BY created_at, position")
         }
-        return try rows.map(Self.comment)
+        return try rows.map(Comment.init(row:))
     }
 
     func profilePicture(userId: String) async throws -> String? {
@@ -58,9 +58,9 @@ struct PostgresCommentRepository: CommentRepository {
         let connection = transaction.connection
         try await transaction.lockSequence(of: post.id, on: .comments)
         let rows = try await connection.query(
-            "SELECT \(unescaped: Self.commentColumns) FROM comments WHERE id = \(commentId) AND post_id = \(post.id)")
+            "SELECT \(unescaped: Comment.columns) FROM comments WHERE id = \(commentId) AND post_id = \(post.id)")
         guard let row = rows.first else { throw CommentError.commentNotFound }
-        let comment = try Self.comment(row)
+        let comment = try Comment(row: row)
         guard comment.author.userId == userId || post.authorId == userId else { throw CommentError.notAllowedToDelete }
         try await connection.execute("DELETE FROM comments WHERE id = \(commentId)")
         try await transaction.emit(
@@ -69,18 +69,6 @@ struct PostgresCommentRepository: CommentRepository {
     }
 
     // MARK: - Rows
-
-    static let commentColumns = "id, post_id, content, author_id, author_name, author_picture, created_at"
-
-    static func comment(_ row: Row) throws -> Comment {
-        Comment(
-            id: try row.decode("id", as: String.self), postId: try row.decode("post_id", as: String.self),
-            content: try row.decode("content", as: String.self),
-            author: Author(
-                userId: try row.decode("author_id", as: String.self), name: try row.decode("author_name", as: String.self),
-                profilePicture: try row.decode("author_picture", as: String?.self)),
-            createdAt: try row.decode("created_at", as: Date.self))
-    }
 
     static func knownPost(_ row: Row) throws -> KnownPost {
         KnownPost(

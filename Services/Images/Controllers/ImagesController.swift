@@ -4,18 +4,17 @@ import PostlyModels
 import PostlyService
 
 /// `GET /api/images/search?query&per_page&page` and `GET /api/images/curated?per_page&page`,
-/// answered in Pexels' own shape. The token is checked before the parameters.
+/// answered in Pexels' own shape, to callers with a token (checked before the parameters).
 struct ImagesController: Sendable {
     let suggestions: ImageSuggestions
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
-        let images = router.group("api/images")
+        let images = router.authenticated("api/images")
         images.get("search", use: search)
         images.get("curated", use: curated)
     }
 
-    @Sendable func search(_ request: Request, context: PostlyRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+    @Sendable func search(_ request: Request, context: AuthenticatedRequestContext) async throws -> Response {
         let parameters = request.uri.queryParameters
         // A `+` is a space, as in a form-encoded query (what Pexels clients send).
         let text = ImageQuery.normalized(parameters.get("query")?.replacingOccurrences(of: "+", with: " ") ?? "")
@@ -24,14 +23,13 @@ struct ImagesController: Sendable {
                 "'query' must be \(ImageQuery.textLength.lowerBound) to \(ImageQuery.textLength.upperBound) characters after trimming")
         }
         let query = ImageQuery(kind: .search, text: text, perPage: try Self.perPage(parameters), page: try Self.page(parameters))
-        return try await respond(query, userId: identity.userId)
+        return try await respond(query, userId: context.identity.userId)
     }
 
-    @Sendable func curated(_ request: Request, context: PostlyRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+    @Sendable func curated(_ request: Request, context: AuthenticatedRequestContext) async throws -> Response {
         let parameters = request.uri.queryParameters
         let query = ImageQuery(kind: .curated, text: nil, perPage: try Self.perPage(parameters), page: try Self.page(parameters))
-        return try await respond(query, userId: identity.userId)
+        return try await respond(query, userId: context.identity.userId)
     }
 
     func respond(_ query: ImageQuery, userId: String) async throws -> Response {

@@ -25,8 +25,8 @@ struct NotificationsEventHandler: EventHandler {
                 in: connection)
         case .commentDeleted(let snapshot):
             try await connection.execute("UPDATE notifications SET removed = true WHERE comment_id = \(snapshot.comment.id)")
-        case .postDeleted(let post):
-            try await Self.removePost(post.id, in: connection)
+        case .postDeleted(let snapshot):
+            try await Self.removePost(snapshot.post.id, in: connection)
         case .userRegistered, .userUpdated:
             try await UsersProjection.apply(event, in: connection)
         case .postUnliked, .postCreated, .postUpdated, .sessionRevoked:

@@ -12,14 +12,14 @@ struct NotificationsController: Sendable {
     static let maxIds = 100
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
-        let notifications = router.group("api/notifications")
+        let notifications = router.authenticated("api/notifications")
         notifications.get(use: list)
         notifications.post("read", use: markRead)
         notifications.post("stream-ticket", use: streamTicket)
     }
 
-    @Sendable func list(_ request: Request, context: PostlyRequestContext) async throws -> NotificationPage {
-        let identity = try context.requireIdentity()
+    @Sendable func list(_ request: Request, context: AuthenticatedRequestContext) async throws -> NotificationPage {
+        let identity = context.identity
         let page = try request.pageRequest()
         let unreadOnly = try Self.unreadOnly(request.uri.queryParameters)
         let result = try await repository.page(recipientId: identity.userId, page: page, unreadOnly: unreadOnly)
@@ -33,8 +33,8 @@ struct NotificationsController: Sendable {
         var all: Bool?
     }
 
-    @Sendable func markRead(_ request: Request, context: PostlyRequestContext) async throws -> Message {
-        let identity = try context.requireIdentity()
+    @Sendable func markRead(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
+        let identity = context.identity
         let body = try await request.decodeJSON(as: ReadRequest.self, context: context)
         let count: Int
         switch (body.ids, body.all ?? false) {
@@ -59,8 +59,8 @@ struct NotificationsController: Sendable {
 
     /// A single-use ticket that opens the caller's stream without an `Authorization` header
     /// (browsers' `EventSource` cannot send one).
-    @Sendable func streamTicket(_ request: Request, context: PostlyRequestContext) async throws -> StreamTicket {
-        let identity = try context.requireIdentity()
+    @Sendable func streamTicket(_ request: Request, context: AuthenticatedRequestContext) async throws -> StreamTicket {
+        let identity = context.identity
         // 256 bits from the system's secure generator, as hex: safe in a URL as it is.
         let ticket = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()
         try await repository.storeTicket(

@@ -23,17 +23,19 @@ public struct PostsController: Sendable {
     public func addRoutes(to router: Router<PostlyRequestContext>) {
         let posts = router.group("api/posts")
         posts.get(use: list)
-        posts.post(use: create)
         posts.get("slug/:slug", use: bySlug)
         posts.get(":id", use: byId)
-        posts.put(":id", use: update)
-        posts.delete(":id", use: delete)
-        posts.post(":id/like", use: like)
-        posts.delete(":id/like", use: unlike)
-        posts.get(":id/like", use: likeStatus)
         // `me` is a constant segment, so it wins over `:userId`.
-        router.get("api/users/me/posts", use: myPosts)
         router.get("api/users/:userId/posts", use: usersPosts)
+
+        let authorsPosts = router.authenticated("api/posts")
+        authorsPosts.post(use: create)
+        authorsPosts.put(":id", use: update)
+        authorsPosts.delete(":id", use: delete)
+        authorsPosts.post(":id/like", use: like)
+        authorsPosts.delete(":id/like", use: unlike)
+        authorsPosts.get(":id/like", use: likeStatus)
+        router.authenticated("api/users/me/posts").get(use: myPosts)
     }
 
     // MARK: - Lists
@@ -61,10 +63,9 @@ public struct PostsController: Sendable {
         return try await listed(PostFilter(status: status, authorId: userId), page: page, request: request)
     }
 
-    @Sendable func myPosts(_ request: Request, context: PostlyRequestContext) async throws -> PostPage {
-        let identity = try context.requireIdentity()
+    @Sendable func myPosts(_ request: Request, context: AuthenticatedRequestContext) async throws -> PostPage {
         let page = try request.pageRequest()
-        return try await listed(PostFilter(status: try Self.status(in: request), authorId: identity.userId), page: page, request: request)
+        return try await listed(PostFilter(status: try Self.status(in: request), authorId: context.identity.userId), page: page, request: request)
     }
 
     /// A page of posts as lists show them: `contentHtml` only with `formats=html`.
@@ -127,26 +128,24 @@ public struct PostsController: Sendable {
 
     // MARK: - Writes
 
-    @Sendable func create(_ request: Request, context: PostlyRequestContext) async throws -> StoredAnswer {
-        let identity = try context.requireIdentity()
+    @Sendable func create(_ request: Request, context: AuthenticatedRequestContext) async throws -> StoredAnswer {
         var request = request
-        let idempotency = try await IdempotencyKey.from(&request, userId: identity.userId)
+        let idempotency = try await IdempotencyKey.from(&request, userId: context.identity.userId)
         let new = try await request.decodeJSON(as: CreatePostRequest.self, context: context).validated()
         return try await writes.write(idempotency: idempotency) { transaction in
-            let post = try await repository.create(new, by: Caller(identity), in: transaction)
+            let post = try await repository.create(new, by: Caller(context.identity), in: transaction)
             return try StoredAnswer(
                 status: 201, headers: [.init("Location", "/api/posts/\(post.id)"), .init("ETag", Self.etag(post))], json: post)
         }
     }
 
-    @Sendable func update(_ request: Request, context: PostlyRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+    @Sendable func update(_ request: Request, context: AuthenticatedRequestContext) async throws -> Response {
         let id = try context.parameters.require("id")
         let body = try await request.decodeJSON(as: UpdatePostRequest.self, context: context)
         let changes = try body.validated()
         let ifMatch = Self.ifMatchVersion(request)
         let outcome = try await writes.write { transaction in
-            try await repository.update(id: id, changes, by: Caller(identity), ifMatch: ifMatch, in: transaction)
+            try await repository.update(id: id, changes, by: Caller(context.identity), ifMatch: ifMatch, in: transaction)
         }
         switch outcome {
         case .updated(let post):
@@ -157,32 +156,28 @@ public struct PostsController: Sendable {
         }
     }
 
-    @Sendable func delete(_ request: Request, context: PostlyRequestContext) async throws -> Message {
-        let identity = try context.requireIdentity()
+    @Sendable func delete(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
         let id = try context.parameters.require("id")
-        try await writes.write { try await repository.delete(id: id, by: Caller(identity), in: $0) }
+        try await writes.write { try await repository.delete(id: id, by: Caller(context.identity), in: $0) }
         return Message("Post deleted")
     }
 
     // MARK: - Likes
 
-    @Sendable func like(_ request: Request, context: PostlyRequestContext) async throws -> Message {
-        let identity = try context.requireIdentity()
+    @Sendable func like(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
         let id = try context.parameters.require("id")
-        try await writes.write { try await repository.setLiked(true, id: id, by: Caller(identity), in: $0) }
+        try await writes.write { try await repository.setLiked(true, id: id, by: Caller(context.identity), in: $0) }
         return Message("Post liked")
     }
 
-    @Sendable func unlike(_ request: Request, context: PostlyRequestContext) async throws -> Message {
-        let identity = try context.requireIdentity()
+    @Sendable func unlike(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
         let id = try context.parameters.require("id")
-        try await writes.write { try await repository.setLiked(false, id: id, by: Caller(identity), in: $0) }
+        try await writes.write { try await repository.setLiked(false, id: id, by: Caller(context.identity), in: $0) }
         return Message("Post unliked")
     }
 
-    @Sendable func likeStatus(_ request: Request, context: PostlyRequestContext) async throws -> LikeStatus {
-        let identity = try context.requireIdentity()
-        return LikeStatus(liked: try await repository.isLiked(id: try context.parameters.require("id"), by: Caller(identity)))
+    @Sendable func likeStatus(_ request: Request, context: AuthenticatedRequestContext) async throws -> LikeStatus {
+        LikeStatus(liked: try await repository.isLiked(id: try context.parameters.require("id"), by: Caller(context.identity)))
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PostlyMarkdown
 import PostlyModels
 import PostlyPostgres
 
@@ -67,11 +68,11 @@ struct PostRecord: Sendable {
             publishedAt: publishedAt, version: version)
     }
 
+    /// The post as its events carry it: rendered, without comments and views (others own them).
     func snapshot(deletedAt: Date? = nil) -> PostSnapshot {
-        PostSnapshot(
-            id: id, title: title, content: content, excerpt: excerpt, slug: slug, status: status, coverImage: coverImage,
-            author: author, readTime: readTime, createdAt: createdAt, updatedAt: updatedAt, publishedAt: publishedAt,
-            deletedAt: deletedAt, version: version)
+        var post = post(comments: [])
+        post.views = 0
+        return PostSnapshot(post: post, contentText: Markdown.render(content).text, deletedAt: deletedAt)
     }
 }
 

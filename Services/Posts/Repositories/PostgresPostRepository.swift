@@ -145,11 +145,7 @@ public struct PostgresPostRepository: PostRepository {
             ORDER BY c.created_at, c.id
             """)
         for row in rows {
-            let comment = Comment(
-                id: try row.decode("id"), postId: try row.decode("post_id"), content: try row.decode("content"),
-                author: Author(userId: try row.decode("author_id"), name: try row.decode("author_name"),
-                               profilePicture: try row.decode("author_picture")),
-                createdAt: try row.decode("created_at"))
+            let comment = try Comment(row: row)
             comments[comment.postId, default: []].append(comment)
         }
         return records.map { $0.post(comments: comments[$0.id] ?? []) }

@@ -4,8 +4,7 @@ import PostlyService
 import PostsService
 
 let configuration = PostsConfiguration()
-PostlyMetrics.bootstrap(service: "posts", logLevel: configuration.service.logLevel)
-let logger = Logger(label: "postly.posts")
+let logger = PostlyMetrics.bootstrap(configuration.service)
 
 switch CommandLine.arguments.dropFirst().first {
 case "republish":
@@ -15,8 +14,7 @@ case "rerender":
     let count = try await rerenderPosts(configuration, logger: logger)
     logger.info("rendered every post again", metadata: ["changed": "\(count)"])
 case nil, "serve":
-    let app = try await buildApplication(configuration, logger: logger)
-    try await app.runService()
+    try await buildApplication(configuration, logger: logger).runService()
 case let other?:
     print("usage: postly-posts [serve | republish | rerender]  (unknown command '\(other)')")
     exit(64)

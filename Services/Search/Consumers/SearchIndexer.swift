@@ -19,10 +19,10 @@ struct SearchIndexer: EventHandler {
 
     func apply(_ event: Event, in connection: DatabaseConnection) async throws {
         switch event.data {
-        case .postCreated(let post), .postUpdated(let post):
-            try await Self.index(post, sequence: event.sequence, in: connection)
-        case .postDeleted(let post):
-            try await Self.remove(postId: post.id, sequence: event.sequence, in: connection)
+        case .postCreated(let snapshot), .postUpdated(let snapshot):
+            try await Self.index(snapshot, sequence: event.sequence, in: connection)
+        case .postDeleted(let snapshot):
+            try await Self.remove(postId: snapshot.post.id, sequence: event.sequence, in: connection)
         case .postLiked(let like), .postUnliked(let like):
             try await connection.execute(
                 "UPDATE documents SET likes = \(like.likes), sequence = \(event.sequence) WHERE id = \(like.postId) AND sequence < \(event.sequence)")
@@ -53,34 +53,30 @@ struct SearchIndexer: EventHandler {
         newest.record(occurredAt)
     }
 
-    /// Stores the post as the event shows it, with vectors when it is published.
-    static func index(_ post: PostSnapshot, sequence: Int64, in connection: DatabaseConnection) async throws {
+    /// Stores the post as the event carries it, with vectors when it is published.
+    static func index(_ snapshot: PostSnapshot, sequence: Int64, in connection: DatabaseConnection) async throws {
+        var post = snapshot.post
         try await AuthorsProjection.applyPostAuthor(post.author, in: connection)
-        // The renderer the posts service uses: the same contentHtml, and its plain text is
-        // what is searched and highlighted (split into words by the table, `search_tokens`).
-        let rendered = Markdown.render(post.content)
-        let text = rendered.text
+        // An event written before posts carried its rendering is rendered here, as posts does.
+        let legacy = snapshot.contentText == nil ? Markdown.render(post.content) : nil
+        post.contentHtml = post.contentHtml ?? legacy?.html
+        let text = snapshot.contentText ?? legacy?.text ?? ""
         let title = post.title
         let searchable = post.status == .published
+        let json = String(decoding: try PostlyJSON.encode(post), as: UTF8.self)
         let stored = try await connection.query(
             """
-            INSERT INTO documents (
-                id, sequence, status, title, content, content_html, content_text, excerpt, slug, cover_image, author_id,
-                read_time, created_at, updated_at, published_at, version, vector, title_vector)
+            INSERT INTO documents (id, sequence, status, title, content_text, author_id, published_at, post, vector, title_vector)
             VALUES (
-                \(post.id), \(sequence), \(post.status.rawValue), \(title), \(post.content), \(rendered.html), \(text),
-                \(post.excerpt), \(post.slug), \(post.coverImage), \(post.author.userId), \(post.readTime), \(post.createdAt),
-                \(post.updatedAt), \(post.publishedAt), \(post.version),
+                \(post.id), \(sequence), \(post.status.rawValue), \(title), \(text), \(post.author.userId), \(post.publishedAt),
+                \(json)::jsonb,
                 CASE WHEN \(searchable) THEN setweight(to_tsvector('search_english', \(title)), 'A')
                                              || setweight(to_tsvector('search_english', \(text)), 'C') END,
                 CASE WHEN \(searchable) THEN to_tsvector('search_english', \(title)) END)
             ON CONFLICT (id) DO UPDATE SET
-                sequence = EXCLUDED.sequence, status = EXCLUDED.status, title = EXCLUDED.title, content = EXCLUDED.content,
-                content_html = EXCLUDED.content_html, content_text = EXCLUDED.content_text, excerpt = EXCLUDED.excerpt,
-                slug = EXCLUDED.slug, cover_image = EXCLUDED.cover_image, author_id = EXCLUDED.author_id,
-                read_time = EXCLUDED.read_time, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
-                published_at = EXCLUDED.published_at, version = EXCLUDED.version, vector = EXCLUDED.vector,
-                title_vector = EXCLUDED.title_vector
+                sequence = EXCLUDED.sequence, status = EXCLUDED.status, title = EXCLUDED.title,
+                content_text = EXCLUDED.content_text, author_id = EXCLUDED.author_id, published_at = EXCLUDED.published_at,
+                post = EXCLUDED.post, vector = EXCLUDED.vector, title_vector = EXCLUDED.title_vector
             WHERE documents.sequence < EXCLUDED.sequence AND NOT documents.deleted
             RETURNING id
             """)
@@ -91,7 +87,7 @@ struct SearchIndexer: EventHandler {
     static func remove(postId: String, sequence: Int64, in connection: DatabaseConnection) async throws {
         try await connection.execute(
             """
-            UPDATE documents SET deleted = true, sequence = \(sequence), content = '', content_html = '', content_text = '',
+            UPDATE documents SET deleted = true, sequence = \(sequence), content_text = '', post = NULL,
                 vector = NULL, title_vector = NULL
             WHERE id = \(postId) AND sequence < \(sequence)
             """)

@@ -1,4 +1,5 @@
 import Foundation
+import PostlyEvents
 import PostlyModels
 import PostlyPostgres
 import PostlyService
@@ -17,6 +18,8 @@ import PostlyService
 struct PostgresSearchRepository: SearchRepository {
     let database: Database
     let lexicon: Lexicon
+
+    private static let decoder = PostlyJSON.decoder()
 
     func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
         try await database.withConnection { connection in
@@ -74,11 +77,9 @@ struct PostgresSearchRepository: SearchRepository {
                 SELECT total.count AS total, (SELECT lexemes FROM matched) AS matched, found.*
                 FROM (SELECT count(*) FROM ranked) total
                 LEFT JOIN LATERAL (
-                    SELECT page.matched, page.titled, page.exact, d.id, d.title, d.content,
-                           CASE WHEN \(includeHTML) THEN d.content_html ELSE '' END AS content_html,
-                           d.excerpt, d.slug, d.status, d.cover_image, d.author_id, a.name AS author_name,
-                           a.profile_picture AS author_picture, d.read_time, d.likes, d.created_at, d.updated_at,
-                           d.published_at, d.version, d.title_tokens, d.title_lexemes,
+                    SELECT page.matched, page.titled, page.exact, d.id, d.published_at,
+                           (CASE WHEN \(includeHTML) THEN d.post ELSE d.post - 'contentHtml' END)::text AS post,
+                           d.likes, a.name AS author_name, a.profile_picture AS author_picture, d.title_tokens, d.title_lexemes,
                            d.content_tokens[2 * around.first_word - 1 : 2 * around.last_word + 1] AS excerpt_tokens,
                            d.content_lexemes[around.first_word : around.last_word] AS excerpt_lexemes
                     FROM page JOIN documents d USING (id) JOIN authors a ON a.user_id = d.author_id
@@ -101,19 +102,13 @@ struct PostgresSearchRepository: SearchRepository {
             let comments = try await Self.comments(of: ids, in: connection)
             let results = try found.map { row in
                 let id = try row.decode("id", as: String.self)
-                let postComments = comments[id] ?? []
-                let post = Post(
-                    id: id, title: try row.decode("title"), content: try row.decode("content"),
-                    contentHtml: includeHTML ? try row.decode("content_html") : nil, excerpt: try row.decode("excerpt"), slug: try row.decode("slug"),
-                    status: PostStatus(rawValue: try row.decode("status", as: String.self)) ?? .published,
-                    coverImage: try row.decode("cover_image"),
-                    author: Author(
-                        userId: try row.decode("author_id"), name: try row.decode("author_name"),
-                        profilePicture: try row.decode("author_picture")),
-                    views: 0, likes: try row.decode("likes"), comments: postComments, commentsCount: postComments.count,
-                    readTime: try row.decode("read_time"), createdAt: try row.decode("created_at"),
-                    updatedAt: try row.decode("updated_at"), publishedAt: try row.decode("published_at"),
-                    version: try row.decode("version"))
+                // The post as its events carried it, with what search keeps current itself.
+                var post = try Self.decoder.decode(Post.self, from: Data(try row.decode("post", as: String.self).utf8))
+                post.author.name = try row.decode("author_name")
+                post.author.profilePicture = try row.decode("author_picture")
+                post.likes = try row.decode("likes")
+                post.comments = comments[id] ?? []
+                post.commentsCount = post.comments.count
                 let highlights = Highlights(
                     title: SplitText(tokens: try row.decode("title_tokens"), lexemes: try row.decode("title_lexemes")),
                     content: SplitText(tokens: try row.decode("excerpt_tokens"), lexemes: try row.decode("excerpt_lexemes")),
@@ -137,12 +132,7 @@ struct PostgresSearchRepository: SearchRepository {
             """)
         var comments: [String: [Comment]] = [:]
         for row in rows {
-            let comment = Comment(
-                id: try row.decode("id"), postId: try row.decode("post_id"), content: try row.decode("content"),
-                author: Author(
-                    userId: try row.decode("author_id"), name: try row.decode("author_name"),
-                    profilePicture: try row.decode("author_picture")),
-                createdAt: try row.decode("created_at"))
+            let comment = try Comment(row: row)
             comments[comment.postId, default: []].append(comment)
         }
         return comments

@@ -1,0 +1,95 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+import ServiceLifecycle
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import PostlyService
+
+/// The kit's lifecycle: start-up work before what uses the tables, and one-off commands that
+/// drain the outbox and close everything on every path.
+@Suite struct ServiceKitTests {
+    /// A migration a consumer's first statement would need.
+    static let schema = Migrations([
+        Outbox.migration, WriteUnit.migration(version: 2),
+        Migration(version: 3, name: "notes", sql: "CREATE TABLE notes (id text PRIMARY KEY)"),
+    ])
+
+    static func kit(_ database: TestDatabase, publishesEvents: Bool = false) throws -> ServiceKit {
+        var configuration = ServiceConfiguration(name: "kit-test", defaultPort: 0, environment: [:])
+        configuration.postgres = database.configuration
+        configuration.kafka = try testConfiguration()
+        return try ServiceKit(configuration, schema: schema, publishesEvents: publishesEvents, logger: testLogger)
+    }
+
+    /// Records what happened, in order.
+    final class Journal: Sendable {
+        private let entries = Mutex<[String]>([])
+        func record(_ entry: String) { entries.withLock { $0.append(entry) } }
+        var all: [String] { entries.withLock { $0 } }
+    }
+
+    /// Stands for a consumer: its first act reads the service's table.
+    struct TableReader: Service {
+        let database: Database
+        let journal: Journal
+
+        func run() async throws {
+            _ = try await database.query("SELECT count(*) FROM notes")
+            journal.record("read the table")
+            try? await gracefulShutdown()
+        }
+    }
+
+    @Test func longRunningPartsStartOnlyAfterTheStartUpWork() async throws {
+        let database = try await TestDatabase.create()
+        let kit = try Self.kit(database)
+        let journal = Journal()
+        let app = kit.application(
+            router: kit.makeRouter(openAPI: OpenAPIDocument(#"{"openapi": "3.1.0"}"#)),
+            services: [TableReader(database: kit.database, journal: journal)],
+            startup: {
+                // Slow start-up work: the reader must wait for it, and find the table then.
+                try await Task.sleep(for: .milliseconds(300))
+                journal.record("started")
+            })
+        try await app.test(.router) { _ in
+            let settled = try await eventually(within: .seconds(5)) { journal.all.count == 2 }
+            #expect(settled)
+        }
+        #expect(journal.all == ["started", "read the table"])
+        await database.drop()
+    }
+
+    @Test func aCommandPublishesWhatItWroteBeforeItReturns() async throws {
+        let database = try await TestDatabase.create()
+        let kit = try Self.kit(database, publishesEvents: true)
+        let user = UserSnapshot(userId: UUID().uuidString, name: "Ada", profilePicture: nil)
+        try await kit.run {
+            _ = try await kit.writes.write { try await $0.emit(.userUpdated(user), key: user.userId, actorId: nil) }
+        }
+        let pending = try await database.database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL")
+        #expect(try pending.first?.decode("pending", as: Int.self) == 0)
+        await database.drop()
+    }
+
+    struct CommandFailed: Error {}
+
+    @Test func aCommandThatThrowsStillClosesEverything() async throws {
+        let database = try await TestDatabase.create()
+        let kit = try Self.kit(database)
+        await #expect(throws: CommandFailed.self) {
+            try await kit.run { () async throws -> Int in throw CommandFailed() }
+        }
+        // The migrations ran first; the pool is closed now.
+        await #expect(throws: DatabaseError.closed) { _ = try await kit.database.query("SELECT 1 FROM notes") }
+        let tables = try await database.database.query("SELECT count(*) AS tables FROM pg_tables WHERE tablename = 'notes'")
+        #expect(try tables.first?.decode("tables", as: Int.self) == 1)
+        await database.drop()
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import PostsService
+
+/// The posts service's routing table is its OpenAPI document: the same routes, and a token
+/// asked for exactly where the document says so. Built without a database.
+@Suite struct RoutingTests {
+    @Test func everyRouteIsDocumentedAndAsksForATokenWhereDocumented() async throws {
+        let kit = try RouteTable.offlineKit("posts")
+        let repository = PostgresPostRepository(database: kit.database)
+        let router = buildRouter(kit, repository: repository, views: ViewCounter(repository: repository, interval: .seconds(1), logger: kit.logger))
+        let disagreements = try await RouteTable.disagreements(router, document: openAPI)
+        #expect(disagreements == [])
+    }
+}
