@@ -6,6 +6,7 @@ program name (each postly service, all of PostgreSQL's processes, nginx's, tansu
 process started meanwhile counts from its start), in cores.
 """
 import collections
+import json
 import os
 import sys
 import time
@@ -16,6 +17,13 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def percentile(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def wrk_result(text):
+    """The figures a bench's Lua script prints after wrk's own (its `BENCH_RESULT {json}`
+    line: requests, duration_us, p50_us, p99_us, errors), or None when there is none."""
+    line = next((line for line in text.splitlines() if line.startswith("BENCH_RESULT ")), None)
+    return json.loads(line[len("BENCH_RESULT "):]) if line else None
 
 
 def program_and_ticks(pid):
@@ -32,6 +40,17 @@ def process_sample(pid):
     with open(f"/proc/{pid}/status") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
     return ticks / TICKS, rss / 1024
+
+
+def cpu_ticks(pids):
+    """CPU ticks so far of the processes that are still there among `pids`, summed."""
+    total = 0
+    for pid in pids:
+        try:
+            total += program_and_ticks(pid)[1]
+        except OSError:  # gone meanwhile
+            continue
+    return total
 
 
 def cpu_by_process():
