@@ -141,7 +141,8 @@ class EventStream:
                 else:
                     field, _, value = line.partition(":")
                     event[field] = value[1:] if value.startswith(" ") else value
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
+            # AttributeError: close() on another thread tears http.client's reader down under it.
             pass
         self.closed = True
 
