@@ -32,26 +32,10 @@ broker_start "$run/broker" "$broker_port"
 "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres postly_comments
 
 # An Ed25519 key, its JWKS as /api/auth/jwks serves it, and one access token signed with it.
-openssl genpkey -algorithm ed25519 -out "$run/key.pem" 2>/dev/null
+python3 -m postly_suite.tokens "$run" 1
+token=$(head -1 "$run/tokens.txt")
 mkdir -p "$run/jwks/api/auth"
-token=$(python3 - "$run" <<'PY'
-import base64, json, subprocess, sys, time, uuid
-run = sys.argv[1]
-b64 = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-public = subprocess.run(["openssl", "pkey", "-in", f"{run}/key.pem", "-pubout", "-outform", "DER"], capture_output=True, check=True).stdout[-32:]
-with open(f"{run}/jwks/api/auth/jwks", "w") as f:
-    json.dump({"keys": [{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "kid": "bench", "x": b64(public)}]}, f)
-now = int(time.time())
-header = b64(json.dumps({"alg": "EdDSA", "kid": "bench", "typ": "JWT"}).encode())
-claims = b64(json.dumps({"sub": str(uuid.uuid4()), "sid": str(uuid.uuid4()), "iat": now - 60, "exp": now + 3600,
-                         "iss": "postly-auth", "name": "Bench User"}).encode())
-with open(f"{run}/signed", "wb") as f:
-    f.write(f"{header}.{claims}".encode())
-signature = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", f"{run}/key.pem", "-rawin", "-in", f"{run}/signed"],
-                           capture_output=True, check=True).stdout
-print(f"{header}.{claims}.{b64(signature)}")
-PY
-)
+cp "$run/jwks.json" "$run/jwks/api/auth/jwks"
 jwks_port=$(free_port)
 python3 -m http.server "$jwks_port" --bind 127.0.0.1 --directory "$run/jwks" >"$run/jwks.log" 2>&1 &
 jwks_pid=$!

@@ -6,7 +6,8 @@
 #   bench/cpu-per-request.sh [SCENARIO...]   (post_by_id feed comments create_post)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+source "$here/../deploy/lib.sh"
+root=$postly_root
 reference=${BENCH_REFERENCE:-$root/../shared/bench-reference}
 seconds=${SECONDS_PER_SCENARIO:-10}
 gateway=http://127.0.0.1:${POSTLY_GATEWAY_PORT:-8080}
@@ -18,13 +19,8 @@ trap 'rm -f "$data"' EXIT
 python3 "$reference/load/prepare.py" "$seed" "$data"
 ticks=$(getconf CLK_TCK)
 
-cpu_of() {  # pids... -> CPU seconds (user + system) so far
-  local total=0
-  for pid in "$@"; do
-    [ -r "/proc/$pid/stat" ] || continue
-    total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") ))
-  done
-  echo "$total"
+cpu_of() {  # pids... -> CPU ticks (user + system) so far
+  python3 -c 'import sys; from postly_suite.measure import cpu_ticks; print(cpu_ticks(sys.argv[1:]))' "$@"
 }
 
 printf '%-12s %10s %18s %18s\n' scenario "answers/s" "service ms/request" "PostgreSQL ms/req"
@@ -38,7 +34,7 @@ for scenario in "${@:-post_by_id feed comments create_post}"; do
     out=$(BENCH_DATA=$data BENCH_COMMON=$reference/load/common.lua wrk -t2 -c64 -d"${seconds}s" -s "$script" "$gateway/")
     mapfile -t pg_pids < <(pgrep -u postgres postgres)
     service_after=$(cpu_of "$service_pid") pg_after=$(cpu_of "${pg_pids[@]}")
-    requests=$(sed -n 's/^BENCH_RESULT //p' <<<"$out" | python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["requests"])')
+    requests=$(python3 -c 'import sys; from postly_suite.measure import wrk_result; print(wrk_result(sys.stdin.read())["requests"])' <<<"$out")
     python3 - "$name" "$requests" "$seconds" "$((service_after - service_before))" "$((pg_after - pg_before))" "$ticks" <<'PY'
 import sys
 name, requests, seconds, service, pg, ticks = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])

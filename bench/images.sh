@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks the images service (release build) against a fake Pexels of its own
-# (bench/images/fake_pexels.py): cache-hit answers per second and p50/p99 with wrk, direct
+# (postly_suite.fake_pexels): cache-hit answers per second and p50/p99 with wrk, direct
 # and through the gateway, then the memory a full cache holds at its default bounds
 # (10,000 entries, 64 MiB), filled with distinct questions.
 # BENCH_SECONDS (10) per measurement, BENCH_CONNECTIONS (64), BENCH_FILL (10,500 questions),
@@ -34,11 +34,11 @@ trap cleanup EXIT
 broker_port=$(free_port); http_port=$(free_port); jwks_port=$(free_port); pexels_port=$(free_port)
 # The broker carries session revocations; the service has no database.
 broker_start "$run/broker" "$broker_port"
-python3 "$here/posts/sign_tokens.py" "$run" 1
+python3 -m postly_suite.tokens "$run" 1
 token=$(head -1 "$run/tokens.txt")
 (cd "$run" && exec python3 -m http.server "$jwks_port" --bind 127.0.0.1 >/dev/null 2>&1) &
 jwks_pid=$!
-python3 "$here/images/fake_pexels.py" "$pexels_port" &
+python3 -m postly_suite.fake_pexels "$pexels_port" &
 pexels_pid=$!
 
 cd "$postly_root"

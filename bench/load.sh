@@ -4,21 +4,22 @@
 # level, one wrk per route at once with its share of the connections (feed 40 %, a post 30 %,
 # a post's comments 10 %, search 10 %, cover images 5 %, creating a post 5 %) while
 # BENCH_STREAMS (50) notification streams stay open. Prints, per level and route, answers per
-# second, p50/p99 and errors, where the CPU went (bench/cpu_shares.py), and each service's
+# second, p50/p99 and errors, where the CPU went (postly_suite.measure), and each service's
 # memory before and after.
 #   bench/load.sh              LEVELS ("16 64 256"), DURATION (15 s), BENCH_STREAMS (50)
 # Leaves the suite running (deploy/down.sh stops it). Needs wrk and ../shared/bench-reference.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+source "$here/../deploy/lib.sh"
+root=$postly_root
 reference=${BENCH_REFERENCE:-$root/../shared/bench-reference}
 levels=${LEVELS:-16 64 256} duration=${DURATION:-15} streams=${BENCH_STREAMS:-50}
 gateway=http://127.0.0.1:${POSTLY_GATEWAY_PORT:-8080}
 scratch=$(mktemp -d /tmp/postly-load.XXXXXX)
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
-pexels_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 "$here/images/fake_pexels.py" "$pexels_port" >/dev/null 2>&1 &
+pexels_port=$(free_port)
+python3 -m postly_suite.fake_pexels "$pexels_port" >/dev/null 2>&1 &
 pexels_pid=$!
 stream_pid=
 trap 'kill $pexels_pid $stream_pid 2>/dev/null || true; rm -rf "$scratch"' EXIT
@@ -37,30 +38,7 @@ memory >"$scratch/memory-before"
 
 # Open streams as the app keeps them, one user each: held for the whole run.
 # The levels start once every stream is open: the logins (bcrypt) are not part of the mix.
-python3 - "$gateway" "$streams" "$scratch/seed.json" "$scratch/streams-open" <<'PY' &
-import http.client, json, sys, threading, time, urllib.parse
-gateway, count, seed = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
-opened = threading.Semaphore(0)
-host, port = urllib.parse.urlsplit(gateway).hostname, urllib.parse.urlsplit(gateway).port
-def login(user):
-    connection = http.client.HTTPConnection(host, port)
-    connection.request("POST", "/api/auth/login/email", json.dumps({"email": user["email"], "password": user["password"]}), {"Content-Type": "application/json"})
-    return json.loads(connection.getresponse().read())["accessToken"]
-def hold(token):
-    connection = http.client.HTTPConnection(host, port, timeout=3600)
-    connection.request("GET", "/api/notifications/stream", headers={"Authorization": "Bearer " + token})
-    response = connection.getresponse()
-    opened.release()
-    while response.fp.readline():
-        pass
-tokens = [login(seed["users"][i % len(seed["users"])]) for i in range(count)]
-for token in tokens:
-    threading.Thread(target=hold, args=(token,), daemon=True).start()
-for _ in tokens:
-    opened.acquire()
-open(sys.argv[4], "w").close()
-time.sleep(86400)
-PY
+python3 "$here/load/streams.py" "$gateway" "$streams" "$scratch/seed.json" "$scratch/streams-open" &
 stream_pid=$!
 until [ -f "$scratch/streams-open" ]; do
   kill -0 "$stream_pid" 2>/dev/null || { echo "load.sh: the notification streams did not open" >&2; exit 1; }
@@ -79,22 +57,11 @@ for level in $levels; do
       wrk -t1 -c"$connections" -d"${duration}s" --timeout 30s -s "$script" "$gateway/" >"$scratch/$level-$route.txt" 2>&1 &
     pids+=($!)
   done
-  python3 "$here/cpu_shares.py" "$(( duration - 2 ))" >"$scratch/$level-cpu.txt" &
+  python3 -m postly_suite.measure "$(( duration - 2 ))" >"$scratch/$level-cpu.txt" &
   wait "${pids[@]}" $!
   for entry in "${routes[@]}"; do
     route=${entry%%:*}
-    python3 - "$scratch/$level-$route.txt" "$level" "$route" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read()
-line = next((l for l in text.splitlines() if l.startswith("BENCH_RESULT ")), None)
-if line is None:
-    print(f"{sys.argv[2]:<6} {sys.argv[3]:<12} no result: {text.strip()[-200:]}")
-    sys.exit()
-r = json.loads(line[len("BENCH_RESULT "):])
-seconds = r["duration_us"] / 1e6
-errors = r["status_errors"] + r["socket_errors"] + r["timeouts"]
-print(f"{sys.argv[2]:<6} {sys.argv[3]:<12} {(r['requests'] - r['status_errors']) / seconds:10.1f} {r['p50_us'] / 1000:9.1f} {r['p99_us'] / 1000:9.1f} {errors:8d}")
-PY
+    python3 "$here/load/row.py" "$scratch/$level-$route.txt" "$level" "$route"
   done
   echo "       $(cat "$scratch/$level-cpu.txt")"
 done

@@ -29,7 +29,7 @@ postgres_start "$run/postgres" "$pg_port" durable
 broker_start "$run/broker" "$broker_port"
 "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE postly_posts" >/dev/null
 
-python3 "$here/posts/sign_tokens.py" "$run" 64
+python3 -m postly_suite.tokens "$run" 64
 (cd "$run" && exec python3 -m http.server "$jwks_port" --bind 127.0.0.1 >/dev/null 2>&1) &
 jwks_pid=$!
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the gateway configuration (deploy/nginx/postly.conf) for real: runs nginx with it
-# on a free port in front of fake services (a small Python HTTP server that answers who it
-# is, the path it got and the X-Request-ID it got), with the images service left out, and
+# on a free port in front of fake services (deploy/postly_suite/fake_services.py: each answers
+# who it is, the path it got and the X-Request-ID it got), with the images service left out, and
 # asserts the routing table and the problem documents with curl. Starts and stops all it
 # needs; needs nginx, curl and python3. Prints "N passed, M failed" last; exits 1 on failure.
 set -euo pipefail
@@ -27,64 +27,7 @@ for name in "${postly_all_services[@]}"; do
   [ "$name" = images ] || fakes+=("$name=$port")
 done
 
-cat >"$run/fake.py" <<'PY'
-# A fake service per NAME=PORT argument: answers {"service", "method", "path",
-# "requestId", "bodyBytes"} and sends an X-Request-ID of its own (the gateway must hide it).
-# /.../fail-503 answers the service's own 503; .../stream sends server-sent events slowly;
-# .../close-connection closes the connection without answering; .../slow-answer answers
-# after 4 s.
-import json, sys, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-def handler_for(name):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        def log_message(self, *args): pass
-        def answer(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            remaining = length
-            while remaining > 0:
-                remaining -= len(self.rfile.read(min(remaining, 65536)))
-            if self.path.endswith("/stream"):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(b"event: notification\ndata: {\"n\":1}\n\n"); self.wfile.flush()
-                time.sleep(3)  # a gateway that buffers would hold the first event back
-                self.wfile.write(b"event: notification\ndata: {\"n\":2}\n\n"); self.wfile.flush()
-                self.close_connection = True
-                return
-            if self.path.endswith("/close-connection"):
-                self.close_connection = True
-                return
-            if self.path.endswith("/slow-answer"):
-                time.sleep(4)
-            status = 503 if "fail-503" in self.path else 200
-            body = json.dumps({"service": name, "method": self.command, "path": self.path,
-                               "requestId": self.headers.get("X-Request-ID"),
-                               "bodyBytes": length}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("X-Request-ID", "set-by-the-service")
-            try:
-                self.end_headers()
-                self.wfile.write(body)
-            except BrokenPipeError:
-                pass  # the gateway gave up on a slow answer
-        do_GET = do_POST = do_PUT = do_DELETE = answer
-    return Handler
-
-for spec in sys.argv[1:]:
-    name, port = spec.split("=")
-    server = ThreadingHTTPServer(("127.0.0.1", int(port)), handler_for(name))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-threading.Event().wait()
-PY
-python3 "$run/fake.py" "${fakes[@]}" &
+python3 -m postly_suite.fake_services "${fakes[@]}" &
 fake_pid=$!
 for spec in "${fakes[@]}"; do wait_port "${spec#*=}" 10 || { echo "fake ${spec%=*} did not start" >&2; exit 1; }; done
 

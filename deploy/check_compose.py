@@ -9,28 +9,15 @@ each service gets the environment deploy/up.sh gives it locally. Ends with `N pa
 import json
 import os
 import re
-import subprocess
 import sys
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-passed, failed = 0, 0
+from postly_suite import ROOT
+from postly_suite.checks import Checks
+from postly_suite.suite import declared_services
 
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}{': ' + str(detail) if detail else ''}")
-
-
-def declared_services():
-    package = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
-    return [p["name"][len("postly-"):] for p in package["products"] if "executable" in p["type"] and p["name"].startswith("postly-")]
+check = Checks()
 
 
 def up_environment():
@@ -77,8 +64,7 @@ def main():
         check(f"{name}: its database is created on first start", re.search(rf"\b{name}\b", init_databases) is not None)
         check(f"{name}: the gateway finds it", f"{name}:8080" in gateway)
 
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

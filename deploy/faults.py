@@ -19,9 +19,6 @@ Prints a table of the figures and ends with `N passed, M failed`. Run on demand:
 import collections
 import http.client
 import os
-import random
-import string
-import subprocess
 import sys
 import threading
 import time
@@ -29,12 +26,12 @@ import traceback
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
-import system_test as suite
-sys.path.insert(0, os.path.join(suite.ROOT, "bench"))
-from suite_client import RunningService  # noqa: E402 (after its folder joins the path)
-from system_test import Client, EventStream, check, eventually, first_post, running_suite
+from postly_suite import lib
+from postly_suite.checks import Checks
+from postly_suite.client import Client, unique_word
+from postly_suite.suite import eventually, running_suite, settle
 
-ROOT = suite.ROOT
+check = Checks()
 figures = []
 
 
@@ -43,25 +40,16 @@ def figure(name, value):
     print(f"     {name}: {value}", flush=True)
 
 
-# --- the suite's parts, through deploy/lib.sh and the run folder --------------------------------
-
-def lib(function, *arguments):
-    """Calls one of deploy/lib.sh's functions (broker_stop DIR, postgres_start DIR PORT durable, ...)."""
-    script = f'source "{ROOT}/deploy/lib.sh"; {function} "$@"'
-    subprocess.run(["bash", "-c", script, "lib.sh", *arguments], check=True)
-
-
-def crash_and_restart(environment, name):
+def crash_and_restart(suite, name):
     """SIGKILL, as a crash (nothing drained, flushed or committed on the way out), then the
     service started again as deploy/up.sh did (binary, environment, pid file, log); returns the
     seconds from exec until /health/ready answers 200."""
-    service = RunningService(os.path.join(environment["POSTLY_RUN_DIR"], f"{name}.pid"))
+    service = suite.service(name)
     service.stop(signal=9)
     time.sleep(0.5)
     started = time.monotonic()
     service.start()
-    port = int(environment[f"POSTLY_{name.upper()}_PORT"])
-    ready, _ = eventually(60, lambda: ready_status(port) == 200)
+    ready, _ = eventually(60, lambda: ready_status(suite.port(name)) == 200)
     return time.monotonic() - started if ready else None
 
 
@@ -97,9 +85,7 @@ def timed(client, kind, method, path, token=None, body=None):
 
 
 def register(client, name):
-    answer = client.call("POST", "/api/auth/register", body={"name": name, "email": f"{name.lower()}.{unique_word()}@example.com", "password": "correct horse"})
-    assert answer.status == 201, answer
-    return answer.body["accessToken"]
+    return client.register(name)["accessToken"]
 
 
 def all_notifications(client, token):
@@ -114,51 +100,30 @@ def all_notifications(client, token):
         page += 1
 
 
-def search_ids(client, word):
-    """The ids search finds for `word` (up to 100), or None, and the number of all matches."""
-    answer = client.call("GET", f"/api/posts/search?q={word}&page=1&limit=100")
-    if answer.status != 200:
-        return None, 0
-    return [post["_id"] for post in answer.body], int(answer.headers.get("x-total-count", "-1"))
-
-
 def exactly_once(found, expected):
     """(missing, doubled) of the ids in `expected` among `found`."""
     counts = collections.Counter(i for i in found if i in expected)
     return len(expected - set(counts)), sum(n - 1 for n in counts.values() if n > 1)
 
 
-def unique_word():
-    """A word nothing else contains, nor comes within search's two typos of."""
-    return "".join(random.choices(string.ascii_lowercase, k=12))
-
-
-def settle(client, author, reader):
-    """Waits until every consumer has joined its group and applied a first event (a group join
-    follows readiness by seconds), so the timed checks measure the fault, not the start."""
-    word = unique_word()
-    post = first_post(client, author, f"Warm-up {word}", "warming up")
-    client.call("POST", f"/api/posts/{post}/comments", reader, {"content": "first"})
-    def settled():
-        counted = client.call("GET", f"/api/posts/{post}").body.get("commentsCount") == 1
-        ids, _ = search_ids(client, word)
-        notified = all_notifications(client, author)
-        return counted and ids == [post] and notified is not None and len(notified) == 1
-    ready, took = eventually(90, settled)
+def settle_consumers(client, author, reader):
+    """The warm-up post, once every consumer has applied a first event: the timed checks
+    measure the fault, not the start."""
+    post, ready, took = settle(client, author, reader, unique_word(), 90)
     check(f"every consumer has joined and applied a first event ({took:.1f} s)", ready)
     return post
 
 
 # --- (a) the broker away for 30 s ------------------------------------------------------------------
 
-def broker_outage(client, environment):
+def broker_outage(client, suite):
     print("(a) the broker stopped for 30 s during 200 writes", flush=True)
-    broker_dir = os.path.join(environment["POSTLY_RUN_DIR"], "broker")
+    broker_dir = os.path.join(suite.run_dir, "broker")
     ada, grace = register(client, "Ada"), register(client, "Grace")
     word = unique_word()
-    target = settle(client, ada, grace)
+    target = settle_consumers(client, ada, grace)
 
-    lib("broker_stop", broker_dir)
+    lib.broker_stop(broker_dir)
     stopped = time.monotonic()
     writes = []
     for index in range(200):
@@ -174,12 +139,12 @@ def broker_outage(client, environment):
           collections.Counter(w.status for w in writes))
     time.sleep(max(0, stopped + 30 - time.monotonic()))
 
-    lib("broker_start", broker_dir, environment["POSTLY_BROKER_PORT"])
+    lib.broker_start(broker_dir, suite.port("broker"))
     back = time.monotonic()
     posts = {w.body["_id"] for w in accepted if w.kind == "post"}
     comments = {w.body["_id"] for w in accepted if w.kind == "comment"}
     def search_state():
-        ids, total = search_ids(client, word)
+        ids, total = client.search(word)
         return exactly_once(ids or [], posts) + (total,)
 
     def notifications_state():
@@ -216,11 +181,11 @@ def broker_outage(client, environment):
 
 # --- (b) PostgreSQL away for 10 s --------------------------------------------------------------
 
-def postgres_restart(client, environment):
+def postgres_restart(client, suite):
     print("(b) PostgreSQL stopped for 10 s under load", flush=True)
-    postgres_dir = os.path.join(environment["POSTLY_RUN_DIR"], "postgres")
+    postgres_dir = os.path.join(suite.run_dir, "postgres")
     ada, grace = register(client, "Ada"), register(client, "Grace")
-    target = first_post(client, ada, "Under load", "comments go here")
+    target = client.first_post(ada, "Under load", "comments go here")
     # A hang is a request without an answer for 10 s.
     impatient = Client(client.port, timeout=10)
     outcomes, stop = [], threading.Event()
@@ -242,12 +207,12 @@ def postgres_restart(client, environment):
         for worker in range(4):
             workers.submit(load, worker)
         time.sleep(3)
-        lib("postgres_stop", postgres_dir)
+        lib.postgres_stop(postgres_dir)
         down = time.monotonic()
         time.sleep(10)
         # Answers before this are the outage's; PostgreSQL may answer again before the start returns.
         restarting = time.monotonic()
-        lib("postgres_start", postgres_dir, environment["POSTLY_POSTGRES_PORT"], "durable")
+        lib.postgres_start(postgres_dir, suite.port("postgres"), durable=True)
         up = time.monotonic()
         time.sleep(8)
         stop.set()
@@ -278,14 +243,13 @@ def postgres_restart(client, environment):
 
 # --- (c) search and notifications killed -----------------------------------------------------------
 
-def consumers_killed(client, environment):
+def consumers_killed(client, suite):
     print("(c) search and notifications killed with SIGKILL mid-stream, then restarted", flush=True)
-    gateway_port = int(environment["POSTLY_GATEWAY_PORT"])
     ada, grace = register(client, "Ada"), register(client, "Grace")
     word = unique_word()
-    target = settle(client, ada, grace)
+    target = settle_consumers(client, ada, grace)
     client.call("POST", "/api/notifications/read", ada, {"all": True})
-    streams = [EventStream(gateway_port, "/api/notifications/stream", ada)]
+    streams = [client.stream("/api/notifications/stream", ada)]
     writes, restarts = [], {}
 
     def write_all():
@@ -301,13 +265,13 @@ def consumers_killed(client, environment):
     began = time.monotonic()
     for name, at in [("search", 3), ("notifications", 8)]:
         time.sleep(max(0, began + at - time.monotonic()))
-        restarts[name] = crash_and_restart(environment, name)
+        restarts[name] = crash_and_restart(suite, name)
         figure(f"(c) {name} ready after its restart", f"{restarts[name]:.2f} s" if restarts[name] else "not within 60 s")
     # The stream ended with the killed instance; the client resumes after the last event it got.
     last = next((e.get("id") for e in reversed(streams[0].events) if e.get("id")), None)
     check("the open stream ended with its instance", eventually(5, lambda: streams[0].closed)[0])
     path = "/api/notifications/stream" + (f"?lastEventId={urllib.parse.quote(last)}" if last else "")
-    streams.append(EventStream(gateway_port, path, ada))
+    streams.append(client.stream(path, ada))
     writer.join()
     accepted = [w for w in writes if w.status == 201]
     check("every write around the crashes is accepted", len(accepted) == len(writes), collections.Counter(w.status for w in writes))
@@ -315,7 +279,7 @@ def consumers_killed(client, environment):
     posts = {w.body["_id"] for w in accepted if w.kind == "post"}
     comments = {w.body["_id"] for w in accepted if w.kind == "comment"}
     def missing_and_doubled():
-        ids, _ = search_ids(client, word)
+        ids, _ = client.search(word)
         listed = [n.get("commentId") for n in all_notifications(client, ada) or []]
         streamed = [n.get("commentId") for stream in streams for n in stream.notifications()]
         return {"search": exactly_once(ids or [], posts), "notifications": exactly_once(listed, comments),
@@ -334,11 +298,11 @@ def consumers_killed(client, environment):
 
 
 def main():
-    with running_suite("faults") as environment:
-        client = Client(int(environment["POSTLY_GATEWAY_PORT"]))
-        for scenario in [lambda: broker_outage(client, environment),
-                         lambda: postgres_restart(client, environment),
-                         lambda: consumers_killed(client, environment)]:
+    with running_suite("faults", check) as suite:
+        client = Client(suite.port("gateway"))
+        for scenario in [lambda: broker_outage(client, suite),
+                         lambda: postgres_restart(client, suite),
+                         lambda: consumers_killed(client, suite)]:
             try:
                 scenario()
             except Exception as error:  # one scenario's crash is one failure; the next still runs
@@ -348,8 +312,7 @@ def main():
     print("\nfigures")
     for name, value in figures:
         print(f"  {name:<{width}}  {value}")
-    print(f"{suite.passed} passed, {suite.failed} failed")
-    return 0 if suite.failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

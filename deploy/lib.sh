@@ -4,11 +4,13 @@
 
 postly_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export PKG_CONFIG_PATH="$postly_root/.deps/librdkafka/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+# The Python the scripts share (deploy/postly_suite), importable by every python3 they run.
+export PYTHONPATH="$postly_root/deploy${PYTHONPATH:+:$PYTHONPATH}"
 tansu_bin="$postly_root/.deps/venv/bin/tansu"
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c 'from postly_suite.suite import free_port; print(free_port())'
 }
 
 # PostgreSQL refuses to run as root: its folders belong to the postgres user.
@@ -76,11 +78,7 @@ service_port() {
 
 # The services Package.swift declares (its executables postly-<name>), one per line.
 declared_services() {
-  (cd "$postly_root" && swift package dump-package 2>/dev/null) | python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["products"]:
-    if "executable" in p["type"] and p["name"].startswith("postly-"):
-        print(p["name"][len("postly-"):])'
+  python3 -c 'from postly_suite.suite import declared_services; print(*declared_services(), sep="\n")'
 }
 
 # wait_port PORT [SECONDS]: until something accepts connections on 127.0.0.1:PORT.

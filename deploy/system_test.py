@@ -9,225 +9,33 @@ stops everything again. Ends with `N passed, M failed`.
 Ports are free ones unless POSTLY_*_PORT are set, so a suite already running on the default
 ports is left alone; the suite's data lives in a temporary folder.
 """
-import contextlib
-import http.client
-import http.server
 import json
 import os
 import random
 import re
 import shutil
-import socket
 import string
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import urllib.parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SERVICES = ["auth", "posts", "comments", "search", "images", "notifications"]
+from postly_suite import ROOT
+from postly_suite.checks import Checks
+from postly_suite.client import Client
+from postly_suite.suite import SERVICES, eventually, running_suite, settle
+
 # The contract's "within 1 second" promises (comments in posts, search, revocation, streams).
 WITHIN = float(os.environ.get("POSTLY_SYSTEM_WITHIN_SECONDS", "1.0"))
-PEXELS_KEY = "system-test-pexels-key-" + "".join(random.choices(string.ascii_lowercase, k=12))
 
-passed, failed = 0, 0
+check = Checks()
 # What must never reach a log line: the Pexels key and every token handed out.
-secrets = [PEXELS_KEY]
+secrets = []
 
 
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}{': ' + str(detail) if detail else ''}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# --- a fake Pexels: answers in Pexels' shape and records what it was asked -------------------
-
-pexels_calls = []
-
-
-class FakePexels(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        url = urllib.parse.urlsplit(self.path)
-        query = urllib.parse.parse_qs(url.query)
-        pexels_calls.append({"path": url.path, "query": query, "authorization": self.headers.get("Authorization")})
-        if self.headers.get("Authorization") != PEXELS_KEY:
-            self.send_response(401)
-            self.end_headers()
-            return
-        per_page = int(query.get("per_page", ["15"])[0])
-        page = int(query.get("page", ["1"])[0])
-        photos = [photo(1000 * page + i, query.get("query", ["curated"])[0]) for i in range(per_page)]
-        body = json.dumps({"page": page, "per_page": per_page, "total_results": 500, "photos": photos,
-                           "next_page": f"https://api.pexels.com{url.path}?page={page + 1}&per_page={per_page}"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Ratelimit-Limit", "20000")
-        self.send_header("X-Ratelimit-Remaining", "19999")
-        self.send_header("X-Ratelimit-Reset", str(int(time.time()) + 3600))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-def photo(photo_id, alt):
-    src = f"https://images.pexels.com/photos/{photo_id}/pexels-photo-{photo_id}.jpeg"
-    sizes = ["original", "large2x", "large", "medium", "small", "portrait", "landscape", "tiny"]
-    return {"id": photo_id, "width": 4000, "height": 3000, "url": f"https://www.pexels.com/photo/{photo_id}/",
-            "photographer": "Fake Photographer", "photographer_url": "https://www.pexels.com/@fake",
-            "photographer_id": 7, "avg_color": "#7E8C8D", "alt": alt, "liked": False,
-            "src": {size: f"{src}?size={size}" for size in sizes}}
-
-
-# --- HTTP through the gateway ------------------------------------------------------------------
-
-class Client:
-    def __init__(self, port, timeout=30):
-        self.port, self.timeout = port, timeout
-
-    def call(self, method, path, token=None, body=None, headers=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-        # The app sends this on every request, bodiless likes and deletes included.
-        all_headers = {"Content-Type": "application/json"}
-        if token:
-            all_headers["Authorization"] = f"Bearer {token}"
-        all_headers.update(headers or {})
-        data = json.dumps(body).encode() if body is not None else None
-        try:
-            connection.request(method, path, body=data, headers=all_headers)
-            response = connection.getresponse()
-            raw = response.read()
-        finally:
-            connection.close()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return Answer(response.status, dict(response.getheaders()), parsed)
-
-
-class Answer:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, {k.lower(): v for k, v in headers.items()}, body
-
-    def __repr__(self):
-        return f"{self.status} {json.dumps(self.body)[:300] if not isinstance(self.body, str) else self.body[:300]}"
-
-
-def eventually(seconds, probe):
-    """Calls probe until it returns something truthy; returns (value, seconds it took)."""
-    started = time.monotonic()
-    while True:
-        value = probe()
-        elapsed = time.monotonic() - started
-        if value or elapsed > seconds:
-            return value, elapsed
-        time.sleep(0.02)
-
-
-class EventStream:
-    """An open `text/event-stream` answer, read on a thread of its own."""
-
-    def __init__(self, port, path, token=None):
-        self.events, self.comments, self.status, self.closed = [], 0, None, False
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        headers = {"Accept": "text/event-stream"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self.connection.request("GET", path, headers=headers)
-        response = self.connection.getresponse()
-        self.status, self.content_type = response.status, response.getheader("Content-Type", "")
-        self.thread = threading.Thread(target=self.read, args=(response,), daemon=True)
-        self.thread.start()
-
-    def read(self, response):
-        event = {}
-        try:
-            while True:
-                line = response.readline()  # through the chunked framing, which may split a line
-                if not line:
-                    break
-                line = line.decode().rstrip("\r\n")
-                if line.startswith(":"):
-                    self.comments += 1
-                elif line == "":
-                    if "data" in event:
-                        event["received"] = time.monotonic()
-                        self.events.append(event)
-                    event = {}
-                else:
-                    field, _, value = line.partition(":")
-                    event[field] = value[1:] if value.startswith(" ") else value
-        except (OSError, ValueError):
-            pass
-        self.closed = True
-
-    def notifications(self):
-        return [json.loads(e["data"]) for e in self.events if e.get("event") == "notification"]
-
-    def close(self):
-        try:
-            self.connection.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.connection.close()
-
-
-def first_post(client, author, title, content):
-    """A new account's first post, the id: answered 503 until the posts service has consumed
-    its user.registered (seconds while consumers join their groups after a start)."""
-    post, _ = eventually(30, lambda: client.call("POST", "/api/posts", author, {"title": title, "content": content}).body.get("_id"))
-    return post
-
-
-# --- the suite ---------------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def running_suite(name):
-    """The whole suite, started by deploy/up.sh on free ports in a temporary run folder (removed
-    afterwards when every check passed), in front of a fake Pexels; yields up.sh's environment."""
-    pexels_port = free_port()
-    pexels = http.server.ThreadingHTTPServer(("127.0.0.1", pexels_port), FakePexels)
-    threading.Thread(target=pexels.serve_forever, daemon=True).start()
-    run_dir = tempfile.mkdtemp(prefix=f"postly-{name}.")
-    os.chmod(run_dir, 0o755)
-    print(f"the suite's state and logs: {run_dir} (removed when every check passed)", flush=True)
-    environment = dict(os.environ)
-    environment.setdefault("POSTLY_BUILD_CONFIGURATION", "debug")
-    for part in ["gateway", "postgres", "broker"] + SERVICES:
-        environment.setdefault(f"POSTLY_{part.upper()}_PORT", str(free_port()))
-    environment.update({
-        "POSTLY_RUN_DIR": run_dir,
-        "PEXELS_API_KEY": PEXELS_KEY,
-        "PEXELS_BASE_URL": f"http://127.0.0.1:{pexels_port}",
-    })
-    try:
-        subprocess.run([os.path.join(ROOT, "deploy", "up.sh")], env=environment, check=True)
-        yield environment
-    finally:
-        subprocess.run([os.path.join(ROOT, "deploy", "down.sh"), "--quiet"], env=environment, check=False)
-        pexels.shutdown()
-        if failed == 0:
-            shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def walk(client, gateway_port, pexels_port):
+def walk(client, pexels):
     suffix = "".join(random.choices(string.ascii_lowercase, k=8))
     # A word nobody else writes, so search finds exactly this run's posts.
     topic = "quokka" + suffix
@@ -247,25 +55,14 @@ def walk(client, gateway_port, pexels_port):
           and "password" not in json.dumps(answer.body), answer)
 
     # A service is ready when its database and broker answer; its consumers join their groups
-    # a few seconds later (a tansu group join takes about half the session timeout). Until
-    # then events wait in the broker, so the timed checks below start once every consumer
-    # has applied a first event.
-    warm = first_post(client, grace, f"Warm-up {topic}", "warming up")
-    client.call("POST", f"/api/posts/{warm}/comments", ada, {"content": "first"})
-    client.call("POST", f"/api/posts/{warm}/like", ada)
-    def settled():
-        post = client.call("GET", f"/api/posts/{warm}").body
-        found = client.call("GET", "/api/posts/search?q=warm-up+" + topic)
-        notified = client.call("GET", "/api/notifications", grace)
-        return (post.get("commentsCount") == 1 and found.status == 200 and any(p["_id"] == warm for p in found.body)
-                and notified.status == 200 and len(notified.body.get("notifications", [])) == 2)
-    ready, took = eventually(60, settled)
+    # a few seconds later (a tansu group join takes about half the session timeout).
+    warm, ready, took = settle(client, grace, ada, topic, 60)
     check(f"every consumer has joined and applied a first event ({took:.1f} s after ready)", ready)
     client.call("DELETE", f"/api/posts/{warm}", grace)
     client.call("POST", "/api/notifications/read", grace, {"all": True})
 
     # Ada's stream is open before anyone acts on her post.
-    stream = EventStream(gateway_port, "/api/notifications/stream", ada)
+    stream = client.stream("/api/notifications/stream", ada)
     check("the notifications stream opens as text/event-stream", stream.status == 200 and stream.content_type.startswith("text/event-stream"),
           f"{stream.status} {stream.content_type}")
 
@@ -371,10 +168,10 @@ def walk(client, gateway_port, pexels_port):
     check("a stream ticket is handed out", answer.status == 200 and ticket, answer)
     if ticket:
         secrets.append(ticket)
-        browser = EventStream(gateway_port, "/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
+        browser = client.stream("/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
         check("the stream opens with the ticket instead of the header", browser.status == 200, browser.status)
         browser.close()
-        again = EventStream(gateway_port, "/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
+        again = client.stream("/api/notifications/stream?ticket=" + urllib.parse.quote(ticket))
         check("a ticket opens one stream only", again.status == 401, again.status)
         again.close()
 
@@ -389,13 +186,13 @@ def walk(client, gateway_port, pexels_port):
     answer = client.call("GET", "/api/images/search?" + urllib.parse.urlencode({"query": "crème brûlée", "per_page": 6}), ada)
     check("image search answers Pexels' shape", answer.status == 200 and len(answer.body.get("photos", [])) == 6
           and set(answer.body["photos"][0]["src"]) == {"original", "large2x", "large", "medium", "small", "portrait", "landscape", "tiny"}, answer)
-    asked = [c for c in pexels_calls if c["path"] == "/v1/search"]
+    asked = [c for c in pexels.calls if c["path"] == "/v1/search"]
     check("the query reached Pexels decoded intact, with the key as the bare Authorization",
-          asked and asked[-1]["query"].get("query") == ["crème brûlée"] and asked[-1]["authorization"] == PEXELS_KEY, asked[-1:])
-    check("the key appears nowhere in the answer", PEXELS_KEY not in json.dumps(answer.body) + json.dumps(answer.headers))
-    before = len(pexels_calls)
+          asked and asked[-1]["query"].get("query") == "crème brûlée" and asked[-1]["authorization"] == pexels.key, asked[-1:])
+    check("the key appears nowhere in the answer", pexels.key not in json.dumps(answer.body) + json.dumps(answer.headers))
+    before = len(pexels.calls)
     answer = client.call("GET", "/api/images/search?" + urllib.parse.urlencode({"query": "  Crème   BRÛLÉE ", "per_page": 6}), grace)
-    check("the same query again is served from the cache", answer.status == 200 and len(pexels_calls) == before, len(pexels_calls) - before)
+    check("the same query again is served from the cache", answer.status == 200 and len(pexels.calls) == before, len(pexels.calls) - before)
     check("image search needs a token", client.call("GET", "/api/images/curated").status == 401)
 
     # Logout: the token stops working on every service.
@@ -439,15 +236,15 @@ CONFORMANCE_EXCLUDED = {"notifications": ["/api/notifications/stream"], "auth": 
 CONFORMANCE_CASES = int(os.environ.get("POSTLY_CONFORMANCE_CASES", "500"))
 
 
-def conformance(client, environment):
-    answer = client.call("POST", "/api/auth/register", body={"name": "Fuzz", "email": f"fuzz.{random.randrange(10**9)}@example.com", "password": "correct horse"})
-    token, user_id = answer.body["accessToken"], answer.body["user"]["userId"]
-    secrets.extend([token, answer.body["refreshToken"]])
+def conformance(client, suite):
+    session = client.register("Fuzz")
+    token, user_id = session["accessToken"], session["user"]["userId"]
+    secrets.extend([token, session["refreshToken"]])
     folder = tempfile.mkdtemp(prefix="postly-conformance.")
     for service in SERVICES:
-        base = f"http://127.0.0.1:{environment[f'POSTLY_{service.upper()}_PORT']}"
+        base = f"http://127.0.0.1:{suite.port(service)}"
         excluded = CONFORMANCE_EXCLUDED.get(service, [])
-        document = Client(int(base.rsplit(":", 1)[1])).call("GET", "/openapi.json").body
+        document = Client(suite.port(service)).call("GET", "/openapi.json").body
         # Enough examples per operation that takes input for the service's whole run to reach
         # CONFORMANCE_CASES (operations without input make few distinct cases).
         with_input = [operation for path, item in document["paths"].items() if path not in excluded
@@ -458,9 +255,9 @@ def conformance(client, environment):
         # the routes' own checks.
         parameters = {}
         if service == "posts":
-            parameters = {"path.id": first_post(client, token, "Fuzzed", "a post to fuzz"), "path.userId": user_id}
+            parameters = {"path.id": client.first_post(token, "Fuzzed", "a post to fuzz"), "path.userId": user_id}
         elif service == "comments":
-            parameters = {"path.postId": first_post(client, token, "Fuzzed", "a post to fuzz")}
+            parameters = {"path.postId": client.first_post(token, "Fuzzed", "a post to fuzz")}
         configuration = os.path.join(folder, f"{service}.toml")
         with open(configuration, "w") as file:
             file.write("[parameters]\n" + "".join(f'"{name}" = "{value}"\n' for name, value in parameters.items()))
@@ -483,20 +280,19 @@ def conformance(client, environment):
 
 
 def main():
-    with running_suite("system") as environment:
-        gateway_port = int(environment["POSTLY_GATEWAY_PORT"])
+    with running_suite("system", check) as suite:
+        secrets.append(suite.pexels.key)
         try:
-            walk(Client(gateway_port), gateway_port, int(environment["PEXELS_BASE_URL"].rsplit(":", 1)[1]))
-            conformance(Client(gateway_port), environment)
-            logs = os.path.join(environment["POSTLY_RUN_DIR"], "logs")
+            walk(Client(suite.port("gateway")), suite.pexels)
+            conformance(Client(suite.port("gateway")), suite)
+            logs = os.path.join(suite.run_dir, "logs")
             texts = {name: open(os.path.join(logs, name), errors="replace").read() for name in os.listdir(logs)}
             leaked = sorted({name for name, text in texts.items() for secret in secrets if secret in text})
             check("no log line carries the Pexels key or a token", not leaked, leaked)
         except Exception as error:  # a crash of the walk is one failure, with where it happened
             traceback.print_exc()
             check("the walk ran to its end", False, repr(error))
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":
