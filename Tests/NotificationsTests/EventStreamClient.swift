@@ -37,8 +37,9 @@ final class EventStreamClient: Sendable {
     var comments: [String] { handler.received.withLock { $0.comments } }
     var ended: Bool { handler.received.withLock { $0.ended } }
 
-    /// Sends `GET path` to 127.0.0.1:port and returns once the response head arrived; throws
-    /// when the connection is refused or ends before the head.
+    /// Sends `GET path` to localhost:port and returns once the response head arrived; throws
+    /// when the connection is refused or ends before the head. `localhost`, as the test server
+    /// binds it: where it resolves to `::1` first, that is where the server listens.
     static func open(port: Int, path: String = "/api/notifications/stream", headers: [String: String] = [:]) async throws -> EventStreamClient {
         let head = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         let handler = Handler(head: head)
@@ -51,13 +52,13 @@ final class EventStreamClient: Sendable {
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                 }
-                .connect(host: "127.0.0.1", port: port).get()
+                .connect(host: "localhost", port: port).get()
         } catch {
             // The handler may never have been added: the promise must not outlive us unfulfilled.
             handler.completeHead(error)
             throw error
         }
-        var requestHeaders = HTTPHeaders([("Host", "127.0.0.1:\(port)"), ("Accept", "text/event-stream")])
+        var requestHeaders = HTTPHeaders([("Host", "localhost:\(port)"), ("Accept", "text/event-stream")])
         for (name, value) in headers { requestHeaders.add(name: name, value: value) }
         channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: requestHeaders)), promise: nil)
         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
