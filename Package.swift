@@ -83,7 +83,7 @@ let package = Package(
         cLibrary("CCmark", pkgConfig: "libcmark-gfm", apt: "libcmark-gfm-extensions-dev"),
 
         shared("PostlyModels", []),
-        shared("PostlyPostgres", ["CLibPQ", "PostlyModels", log, nio, lifecycle]),
+        shared("PostlyPostgres", ["CLibPQ", "PostlyModels", log, nio, lifecycle, .product(name: "Crypto", package: "swift-crypto")]),
         shared("PostlyKafka", ["CRdKafka", log, nio, lifecycle]),
         shared("PostlyCurl", ["CCurl", log, nio, lifecycle]),
         shared("PostlyMarkdown", ["CCmark"]),

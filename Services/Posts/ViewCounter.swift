@@ -28,11 +28,6 @@ public final class ViewCounter: Service, Sendable {
         }
     }
 
-    /// Views counted but not yet written.
-    public func unflushed(_ postId: String) -> Int {
-        pending.withLock { $0[postId] ?? 0 }
-    }
-
     public func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             // Graceful shutdown ends the wait at once; the last flush below still runs.

@@ -2,8 +2,10 @@ import PostlyModels
 import PostlyPostgres
 
 /// Users' names and pictures, as `user.registered` and `user.updated` on `postly.users` tell
-/// them: the one projection every service that shows authors keeps (posts, comments, search,
-/// notifications), in a table `users (user_id, name, profile_picture)` of its own database.
+/// them, in a table `users (user_id, name, profile_picture)` of a service's own database:
+/// posts, comments and notifications keep it. Search keeps an `authors` table of its own
+/// instead (its `AuthorsProjection`: names are searched there, and a post's author stands in
+/// for a user no user event told of yet).
 ///
 /// To adopt it, a service
 /// 1. adds `UsersProjection.migration(version:)` to its migrations,

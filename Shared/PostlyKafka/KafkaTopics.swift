@@ -25,36 +25,6 @@ public enum KafkaTopics {
         try result.get()
     }
 
-    /// How many partitions each of `names` has; a topic that does not exist is left out.
-    /// Asks for the whole cluster's metadata, so the question never creates a topic.
-    public static func partitionCounts(
-        of names: [String], configuration: KafkaConfiguration, timeout: Duration = .seconds(5)
-    ) async throws -> [String: Int] {
-        let context = RdKafkaCallbackContext(logger: Logger(label: "postly.kafka.admin"))
-        let wanted = Set(names)
-        let result = await runBlocking {
-            Result {
-                let client = try RdKafkaClient.make(RD_KAFKA_PRODUCER, properties: configuration.adminProperties, context: context)
-                defer { RdKafkaClient.destroyInBackground(client, context: context) }
-                var metadata: UnsafePointer<rd_kafka_metadata>?
-                let code = rd_kafka_metadata(client, 1, nil, &metadata, Int32(timeout.milliseconds))
-                guard code == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
-                    throw code == RD_KAFKA_RESP_ERR__TIMED_OUT ? KafkaError.timedOut : KafkaError.adminFailed(code.text)
-                }
-                defer { rd_kafka_metadata_destroy(metadata) }
-                var counts: [String: Int] = [:]
-                for topic in UnsafeBufferPointer(start: metadata.pointee.topics, count: Int(metadata.pointee.topic_cnt)) {
-                    let name = String(cString: topic.topic)
-                    if wanted.contains(name), topic.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                        counts[name] = Int(topic.partition_cnt)
-                    }
-                }
-                return counts
-            }
-        }
-        return try result.get()
-    }
-
     private static func createBlocking(
         _ names: [String],
         partitions: Int32,

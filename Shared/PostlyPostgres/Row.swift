@@ -3,8 +3,6 @@ public struct Row: Sendable {
     let result: QueryResultStorage
     let index: Int
 
-    public var columnNames: [String] { result.columns }
-
     /// The value of the named column, as `type`. `Optional` decodes NULL as nil.
     public func decode<Value: PostgresDecodable>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
         guard let columnIndex = result.columns.firstIndex(of: column) else {

@@ -59,18 +59,6 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
             text += raw
         }
     }
-
-    /// `value` with LIKE's wildcards (`%`, `_`) and its escape character (`\`) escaped, so that
-    /// `"title LIKE \("%" + SQL.likeEscaped(query) + "%")"` matches the text literally.
-    public static func likeEscaped(_ value: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(value.utf8.count)
-        for character in value.unicodeScalars {
-            if character == "%" || character == "_" || character == "\\" { escaped += "\\" }
-            escaped.unicodeScalars.append(character)
-        }
-        return escaped
-    }
 }
 
 extension SQL: CustomStringConvertible {

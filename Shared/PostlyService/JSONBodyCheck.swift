@@ -1,9 +1,10 @@
 import Foundation
 
 /// What Foundation's `JSONDecoder` lets through and a request body must not have: bytes that
-/// are not UTF-8, a top-level value that is not an object, a key twice in one object (the
-/// decoder would silently keep one), and nesting deeper than `maxDepth`. Syntax errors are
-/// left to the decoder, which rejects them (trailing data included).
+/// are not UTF-8, a top-level value that is not an object, a comma before `}` or `]` (RFC
+/// 8259 has none there), a key twice in one object (the decoder would silently keep one),
+/// and nesting deeper than `maxDepth`. Other syntax errors are left to the decoder, which
+/// rejects them (trailing data included).
 enum JSONBodyCheck {
     static let maxDepth = 64
 
@@ -17,13 +18,17 @@ enum JSONBodyCheck {
             var expectsKey = true
         }
         var open: [Container] = []
+        // The last byte outside strings and whitespace (a string counts as its opening quote).
+        var previous: UInt8 = 0
         var index = 0
         while index < bytes.count {
-            switch bytes[index] {
+            let byte = bytes[index]
+            switch byte {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 open.append(Container(keys: bytes[index] == UInt8(ascii: "{") ? [] : nil))
                 if open.count > maxDepth { return "The request body nests deeper than \(maxDepth) levels" }
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if previous == UInt8(ascii: ",") { return "The request body has a trailing comma before '\(Character(Unicode.Scalar(byte)))'" }
                 _ = open.popLast()
             case UInt8(ascii: ","):
                 if !open.isEmpty { open[open.count - 1].expectsKey = true }
@@ -40,6 +45,7 @@ enum JSONBodyCheck {
             default:
                 break
             }
+            if !isWhitespace(byte) { previous = byte }
             index += 1
         }
         return nil

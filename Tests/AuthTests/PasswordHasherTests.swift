@@ -50,17 +50,4 @@ import Testing
         #expect(try await !hasher.verify("x", against: "$2b$04$short"))
         #expect(try await !hasher.verify("x", against: "$1$" + String(repeating: "a", count: 57)))
     }
-
-    /// Not an assertion: how many cost-12 checks (one login each) a core does, for the README.
-    @Test func timesOneLoginAtCost12() async throws {
-        let hasher = PasswordHasher(cost: 12)
-        let clock = ContinuousClock()
-        let rounds = 2
-        let elapsed = try await clock.measure {
-            for _ in 0..<rounds { _ = try await hasher.verify("correct horse battery staple", against: Self.storedHashes[0].hash) }
-        }
-        let perCheck = elapsed / rounds
-        let seconds = Double(perCheck.components.seconds) + Double(perCheck.components.attoseconds) / 1e18
-        print("HummingbirdBcrypt cost 12: \(perCheck) per login, \(String(format: "%.1f", 1 / seconds)) logins per second per core")
-    }
 }

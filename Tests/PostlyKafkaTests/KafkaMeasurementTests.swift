@@ -4,7 +4,8 @@ import PostlyKafka
 import Testing
 import TestSupport
 
-/// Numbers for the report, printed; the bounds are loose so a busy machine still passes.
+/// Latency and throughput held to loose bounds, so a busy machine still passes; the numbers
+/// themselves are measured in bench/.
 @Suite("Kafka latency and throughput", .serialized)
 struct KafkaMeasurementTests {
     @Test func recordArrivesWellUnderASecondAfterSend() async throws {
@@ -28,8 +29,7 @@ struct KafkaMeasurementTests {
             return delays.sorted()
         }
 
-        print("[kafka] send to consume, 20 records one at a time: p50 \(delays[10]), max \(delays[19])")
-        #expect(delays[10] < .milliseconds(500))
+        #expect(delays[10] < .milliseconds(500), "p50 \(delays[10]), max \(delays[19])")
     }
 
     @Test func fiveThousandConcurrentSends() async throws {
@@ -40,9 +40,8 @@ struct KafkaMeasurementTests {
         let count = 5000
         let value = [UInt8](repeating: 42, count: 512)
 
-        let (elapsed, offsets) = try await withRunning([producer]) {
-            let started = ContinuousClock.now
-            let offsets = try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
+        let offsets = try await withRunning([producer]) {
+            try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
                 for index in 0..<count {
                     group.addTask {
                         try await producer.send(KafkaOutgoingMessage(topic: topic, key: "key-\(index % 100)", value: value))
@@ -50,11 +49,8 @@ struct KafkaMeasurementTests {
                 }
                 return try await group.reduce(into: Set<String>()) { $0.insert("\($1.partition)/\($1.offset)") }
             }
-            return (ContinuousClock.now - started, offsets)
         }
 
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("[kafka] \(count) concurrent sends of 512 bytes acknowledged in \(elapsed): \(Int(Double(count) / seconds)) per second")
         #expect(offsets.count == count, "every record at its own offset")
     }
 }

@@ -120,10 +120,16 @@ struct KafkaRoundTripTests {
     @Test func topicCreationIsIdempotent() async throws {
         let configuration = try testConfiguration()
         let existing = uniqueName("idempotent")
+        let new = uniqueName("idempotent-new")
+        try await KafkaTopics.create([existing], partitions: 1, configuration: configuration)
         try await KafkaTopics.create([existing], configuration: configuration)
-        try await KafkaTopics.create([existing], configuration: configuration)
-        try await KafkaTopics.create([existing, uniqueName("idempotent-new")], configuration: configuration)
-        #expect(try await KafkaTopics.partitionCounts(of: [existing], configuration: configuration) == [existing: 3])
+        try await KafkaTopics.create([existing, new], configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let reached = try await withRunning([producer]) {
+            (existing: try await partitionsReached(in: existing, by: producer), new: try await partitionsReached(in: new, by: producer))
+        }
+        #expect(reached.existing == [0], "left with its one partition")
+        #expect(reached.new == [0, 1, 2])
     }
 
     /// Only `KafkaTopics.create` makes topics: a producer's metadata request for a missing one
@@ -146,7 +152,17 @@ struct KafkaRoundTripTests {
 
         #expect(failure == .unknownTopic)
         #expect(ContinuousClock.now - started < .seconds(5), "fails long before the message timeout")
-        #expect(try await KafkaTopics.partitionCounts(of: [topic], configuration: configuration).isEmpty)
+        // Had the first send made the topic, another producer's send would now be delivered.
+        let next = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let nextFailure = try await withRunning([next]) { () async -> KafkaError? in
+            do {
+                _ = try await next.send(KafkaOutgoingMessage(topic: topic, value: bytes("still nowhere")))
+                return nil
+            } catch {
+                return error as? KafkaError
+            }
+        }
+        #expect(nextFailure == .unknownTopic)
     }
 
     @Test func invalidPropertyIsAConfigurationError() throws {

@@ -34,24 +34,6 @@ struct BindingTests {
         }
     }
 
-    @Test func likeMatchesPercentAndUnderscoreLiterally() async throws {
-        try await TestDatabase.with { database in
-            try await database.execute("CREATE TABLE titles (title text NOT NULL)")
-            for title in ["100% sure", "100 percent sure", "snake_case", "snakeXcase", "back\\slash", "backslash"] {
-                try await database.execute("INSERT INTO titles VALUES (\(title))")
-            }
-            func matches(_ fragment: String) async throws -> [String] {
-                try await database.query(
-                    "SELECT title FROM titles WHERE title LIKE \("%" + SQL.likeEscaped(fragment) + "%") ORDER BY title"
-                ).map { try $0.decode("title") }
-            }
-            #expect(try await matches("0% s") == ["100% sure"])
-            #expect(try await matches("e_c") == ["snake_case"])
-            #expect(try await matches("k\\s") == ["back\\slash"])
-            #expect(try await matches("%").count == 1)
-        }
-    }
-
     @Test func descriptionRedactsBoundValues() {
         let secret = "hunter2"
         let sql: SQL = "SELECT * FROM users WHERE password = \(secret) AND id = \(42)"

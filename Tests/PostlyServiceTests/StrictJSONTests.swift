@@ -43,6 +43,15 @@ import TestSupport
         }
     }
 
+    @Test func aCommaBeforeAClosingBracketInsideAStringIsNoTrailingComma() async throws {
+        let body = #"{"title": "x,}", "a": [",]", {"b": ",}"}], "c": {}, "d": []}"#
+        try await TestApplication().test { client in
+            try await client.execute(uri: "/api/notes", method: .post, headers: json, body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
     @Test(arguments: [(#"{"name": "x"}"#, "is required"), (#"{"title": 5}"#, "has the wrong type"), (#"{"title": null}"#, "is required")])
     func aMissingOrMistypedFieldAnswers422NamingIt(body: String, message: String) async throws {
         try await TestApplication().test { client in

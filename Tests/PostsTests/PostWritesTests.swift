@@ -126,7 +126,6 @@ import TestSupport
                 try await group.waitForAll()
             }
             let counts = statuses.withLock { $0 }
-            print("[posts] 50 clients, 10 s of creates and deletes: \(counts)")
             #expect(counts.keys.allSatisfy { $0 < 500 }, "\(counts)")
             #expect(counts[201, default: 0] > 0)
         }
@@ -149,8 +148,7 @@ import TestSupport
             return try buildApplication(configuration, logger: testLogger, options: setup.options)
         } afterShutdown: { database in
             let stopped = try #require(stopping.withLock { $0 }).duration(to: .now)
-            print("[posts] graceful shutdown with the broker down took \(stopped)")
-            #expect(stopped < .seconds(15))
+            #expect(stopped < .seconds(15), "graceful shutdown took \(stopped)")
 
             // After the restart the outbox publishes what was accepted, each event once.
             try await broker.start()

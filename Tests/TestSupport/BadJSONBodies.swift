@@ -18,6 +18,10 @@ public enum BadJSONBodies {
         ("single quotes", Array("{'title': 'x'}".utf8)),
         ("a comment", Array(#"{"title": "x" /* hi */}"#.utf8)),
         ("NaN", Array(#"{"title": NaN}"#.utf8)),
+        ("a trailing comma in an object", Array(#"{"title": "x",}"#.utf8)),
+        ("a trailing comma before whitespace", Array("{\"title\": \"x\" ,\n }".utf8)),
+        ("a trailing comma in a nested object", Array(#"{"title": "x", "extra": {"a": 1,}}"#.utf8)),
+        ("a trailing comma in an array", Array(#"{"title": "x", "extra": [1, 2,]}"#.utf8)),
     ]
 
     /// The deepest nesting a body may have (the object itself counts as one level).

@@ -78,3 +78,12 @@ public func receive(_ count: Int, from consumer: KafkaConsumer, within timeout: 
 }
 
 public func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// The partitions that 30 records with different keys land in, as their delivery reports
+/// tell. The partitioner hashes each key over every partition the topic has, so with this
+/// many keys `[0, 1, 2]` says the topic has three partitions, no fewer and no more (the keys
+/// are fixed: the answer is the same every run).
+public func partitionsReached(in topic: String, by producer: KafkaProducer) async throws -> Set<Int32> {
+    let records = (0..<30).map { KafkaOutgoingMessage(topic: topic, key: "partition-probe-\($0)", value: bytes("probe")) }
+    return Set(try await producer.send(records).map { try $0.get().partition })
+}

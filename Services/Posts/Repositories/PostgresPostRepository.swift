@@ -7,7 +7,7 @@ import PostlyPostgres
 /// `PostRepository` on the service's PostgreSQL database.
 public struct PostgresPostRepository: PostRepository {
     let database: Database
-    let feedTotal = FeedTotalCache()
+    let feedTotal: FeedTotalCache
     let cache: PostCache
 
     /// - Parameters:
@@ -17,9 +17,12 @@ public struct PostgresPostRepository: PostRepository {
     public init(database: Database, cacheLifetime: Duration = .seconds(1), cacheBytes: Int = 32 << 20) {
         self.database = database
         let cache = PostCache(lifetime: cacheLifetime, capacityBytes: cacheBytes)
+        let feedTotal = FeedTotalCache()
         self.cache = cache
+        self.feedTotal = feedTotal
         // For the database's lifetime, like the repository's.
         _ = database.onCommit(signalling: PostCache.channel) { cache.drop($0) }
+        _ = database.onCommit(signalling: FeedTotalCache.channel) { _ in feedTotal.invalidate() }
     }
 
     /// A post's columns with its author's name and picture from the users projection (the
@@ -194,7 +197,7 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await transaction.emit(.postCreated(record.snapshot()), key: id, actorId: caller.userId)
-        feedTotal.invalidate()
+        connection.signalAfterCommit(FeedTotalCache.channel)
         return record.post(comments: [])
     }
 
@@ -241,7 +244,7 @@ public struct PostgresPostRepository: PostRepository {
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await transaction.emit(.postUpdated(record.snapshot()), key: id, actorId: caller.userId)
         connection.signalAfterCommit(PostCache.channel, payload: id)
-        feedTotal.invalidate()
+        connection.signalAfterCommit(FeedTotalCache.channel)
         return .updated(try await Self.post(record, in: connection))
     }
 
@@ -254,7 +257,7 @@ public struct PostgresPostRepository: PostRepository {
         try await connection.execute("DELETE FROM comments WHERE post_id = \(id)")
         try await transaction.emit(.postDeleted(record.snapshot(deletedAt: Date())), key: id, actorId: caller.userId)
         connection.signalAfterCommit(PostCache.channel, payload: id)
-        feedTotal.invalidate()
+        connection.signalAfterCommit(FeedTotalCache.channel)
     }
 
     /// The post locked for a write by its author: `notFound` when it does not exist or is
