@@ -6,7 +6,7 @@ import TestSupport
 /// the checksums recorded in `Tests/Fixtures/migrations.sha256`.
 @Suite struct MigrationChecksumTests {
     @Test func releasedMigrationsKeepTheirRecordedChecksums() throws {
-        let problems = try MigrationChecksums.problems(service: "notifications", migrations: schema.migrations)
+        let problems = try MigrationChecksums.problems(service: "notifications", migrations: schema)
         #expect(problems.isEmpty, Testing.Comment(rawValue: problems.joined(separator: "\n")))
     }
 }

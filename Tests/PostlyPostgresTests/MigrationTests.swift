@@ -130,23 +130,23 @@ struct MigrationTests {
         """
 
     @Test func theRecordedMigrationsAsReleasedHaveNoProblem() throws {
-        #expect(try MigrationChecksums.problems(service: "blog", migrations: Self.released, record: Self.record).isEmpty)
+        #expect(try MigrationChecksums.problems(service: "blog", migrations: Migrations(Self.released), record: Self.record).isEmpty)
     }
 
     @Test func anEditedMigrationIsNamed() throws {
         let edited = [Self.released[0], Migration(version: 2, name: "add title", sql: "ALTER TABLE posts ADD COLUMN title text NOT NULL")]
-        #expect(try MigrationChecksums.problems(service: "blog", migrations: edited, record: Self.record)
+        #expect(try MigrationChecksums.problems(service: "blog", migrations: Migrations(edited), record: Self.record)
             == ["migration 2 of blog was edited after release: restore its text and add a new migration instead"])
     }
 
     @Test func aNewMigrationAsksForItsLine() throws {
         let third = Migration(version: 3, name: "add body", sql: "ALTER TABLE posts ADD COLUMN body text")
-        #expect(try MigrationChecksums.problems(service: "blog", migrations: Self.released + [third], record: Self.record)
+        #expect(try MigrationChecksums.problems(service: "blog", migrations: Migrations(Self.released + [third]), record: Self.record)
             == ["migration 3 of blog has no recorded checksum: record it in migrations.sha256: blog 3 \(third.checksum) add body"])
     }
 
     @Test func aRemovedMigrationIsNamed() throws {
-        #expect(try MigrationChecksums.problems(service: "blog", migrations: [Self.released[1]], record: Self.record)
+        #expect(try MigrationChecksums.problems(service: "blog", migrations: Migrations([Self.released[1]]), record: Self.record)
             == ["migration 1 of blog was released and is gone: restore it"])
     }
 }

@@ -13,7 +13,7 @@ import TestSupport
 
     @Test func aFeedCountTakenWhileAWriteCommitsIsNotServedAfterTheCommit() async throws {
         try await TestDatabase.with { database in
-            try await Migrations(schema).apply(to: database)
+            try await schema.apply(to: database)
             let repository = PostgresPostRepository(database: database)
             let writes = WriteUnit(database: database, producer: "posts", logger: testLogger)
             let ada = Caller(userId: "ada", name: "Ada")

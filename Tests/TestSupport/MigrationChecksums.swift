@@ -18,7 +18,7 @@ public enum MigrationChecksums {
     /// What is wrong with `migrations` of `service` against the record (`record`, the file's
     /// text unless given), one sentence each: a recorded migration whose text changed or that
     /// is gone, a migration not recorded yet.
-    public static func problems(service: String, migrations: [Migration], record: String? = nil) throws -> [String] {
+    public static func problems(service: String, migrations schema: Migrations, record: String? = nil) throws -> [String] {
         var recorded: [Int: String] = [:]
         for line in try (record ?? String(contentsOf: file, encoding: .utf8)).split(separator: "\n") where !line.hasPrefix("#") {
             let fields = line.split(separator: " ", maxSplits: 3)
@@ -26,7 +26,7 @@ public enum MigrationChecksums {
             recorded[version] = String(fields[2])
         }
         var problems: [String] = []
-        for migration in migrations {
+        for migration in schema.migrations {
             guard let checksum = recorded.removeValue(forKey: migration.version) else {
                 problems.append("migration \(migration.version) of \(service) has no recorded checksum: record it in \(file.lastPathComponent): \(line(service: service, migration))")
                 continue
