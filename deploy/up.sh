@@ -84,6 +84,7 @@ for name in "${services[@]}"; do
     export PORT=$port HOST=127.0.0.1 \
       POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
       POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
+      KAFKA_SESSION_TIMEOUT_MS="${KAFKA_SESSION_TIMEOUT_MS:-2000}" \
       AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}" \
       POSTS_URL="http://127.0.0.1:$(service_port posts)"
     # Posts stored by an earlier renderer are rendered again first (unchanged ones are left alone).

@@ -16,9 +16,9 @@ public struct KafkaConfiguration: Sendable {
     /// offset) and is sent again after the restart; with the HTTP drain it must fit well
     /// inside docker-compose's 30 s stop grace period.
     public var shutdownFlushTimeout: Duration
-    /// A consumer that misses heartbeats this long leaves its group. A group join takes
-    /// about half of it on tansu (so a consumer is back 3 s after its broker returned); 6 s is
-    /// the least Apache Kafka accepts by default (`group.min.session.timeout.ms`).
+    /// A consumer that misses heartbeats this long leaves its group. tansu holds a group's
+    /// join for half of it (so a consumer is back 3 s after its broker returned at 6 s, 1 s at
+    /// 2 s); 6 s is the least Apache Kafka accepts by default (`group.min.session.timeout.ms`).
     public var sessionTimeout: Duration
     public var heartbeatInterval: Duration
     /// How long the broker holds a fetch open waiting for data: the upper bound of a

@@ -20,7 +20,8 @@ public struct ServiceConfiguration: Sendable {
     public var issuer: String
     /// `POSTGRES_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` (default `postly_<name>`), `_POOL_SIZE`.
     public var postgres: PostgresConfiguration
-    /// `KAFKA_BROKERS`.
+    /// `KAFKA_BROKERS`, `KAFKA_SESSION_TIMEOUT_MS` (default 6000, Apache Kafka's least by
+    /// default; tansu holds a group's first join for half of it, so the local runner gives 2000).
     public var kafka: KafkaConfiguration
 
     /// - Parameters:
@@ -42,6 +43,9 @@ public struct ServiceConfiguration: Sendable {
             database: environment.string("POSTGRES_DATABASE", default: "postly_\(name)"),
             poolSize: environment.integer("POSTGRES_POOL_SIZE", default: postgresDefaults.poolSize, in: 1...1_000),
             applicationName: "postly-\(name)")
-        kafka = KafkaConfiguration(brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)")
+        let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
+        kafka = KafkaConfiguration(
+            brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)",
+            sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 6)
     }
 }

@@ -140,14 +140,15 @@ struct KafkaFailureTests {
     }
 }
 
-/// The production settings (`KafkaConfiguration`'s defaults, not the tests' quick ones) after
+/// The settings a service runs with on the local broker (`deploy/up.sh`: the defaults but for a
+/// 2 s session, tansu holding a group's join for half of it), not the tests' quick ones, after
 /// an outage: what a service does when the broker comes back empty.
 @Suite("Kafka convergence after an outage")
 struct KafkaConvergenceTests {
     @Test func aRecordSentAfterTheBrokerReturnsEmptyIsConsumedWithinFiveSeconds() async throws {
         let broker = try await TestBroker.start()
         defer { broker.stop() }
-        let configuration = KafkaConfiguration(brokers: broker.brokers)
+        let configuration = KafkaConfiguration(brokers: broker.brokers, sessionTimeout: .seconds(2), heartbeatInterval: .seconds(2) / 6)
         let topic = uniqueName("converge")
         try await KafkaTopics.create([topic], configuration: configuration)
         let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
