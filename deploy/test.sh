@@ -33,7 +33,8 @@ swift test --skip-build --no-parallel "$@"
 
 # The gateway's routing table and problem documents, against fake services.
 "$postly_root/deploy/check-gateway.sh"
-# docker-compose.yml, checked without a Docker engine.
+# docker-compose.yml and the Kubernetes manifests, checked without a Docker engine or a cluster.
 "$postly_root/deploy/check_compose.py"
+"$postly_root/deploy/check_k8s.py"
 # The whole suite through the gateway, as the app uses it (its own servers, ports and folder).
 POSTLY_BUILD_CONFIGURATION=debug "$postly_root/deploy/system_test.py"

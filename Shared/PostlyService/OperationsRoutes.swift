@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import Prometheus
 
-/// `/health/live`, `/health/ready`, `/metrics` and `/openapi.json` of every service. Not
-/// under `/api`: the gateway does not route them.
+/// `/health/live`, `/health/ready`, `/health/serving`, `/metrics` and `/openapi.json` of every
+/// service. Not under `/api`: the gateway does not route them.
 struct OperationsRoutes {
     let openAPIDocument: String
     let readiness: ReadinessMonitor
@@ -14,6 +14,7 @@ struct OperationsRoutes {
     func add(to router: Router<PostlyRequestContext>) {
         router.get("health/live") { _, _ in HealthStatus(status: "ok", failing: nil) }
         router.get("health/ready") { _, _ in try ready() }
+        router.get("health/serving") { _, _ in try serving() }
         router.get("metrics") { _, _ in
             var buffer = [UInt8]()
             metrics.emit(into: &buffer)
@@ -39,6 +40,22 @@ struct OperationsRoutes {
         }
         let notes = readinessNotes()
         return HealthStatus(status: "ok", failing: nil, notes: notes.isEmpty ? nil : notes)
+    }
+}
+
+extension OperationsRoutes {
+    /// 200 when the database answered the monitor's last round, whatever the broker does: what
+    /// an orchestrator's readiness probe asks. With the broker down, writes still succeed into
+    /// the outbox, so taking every instance out of service would turn an outage of events into
+    /// an outage of everything.
+    func serving() throws -> HealthStatus {
+        guard let failing = readiness.lastFailing else {
+            throw APIError.unavailable("Not serving: starting", retryAfterSeconds: 1)
+        }
+        guard !failing.contains(ReadinessCheck.databaseName) else {
+            throw APIError.unavailable("Not serving: database unreachable", retryAfterSeconds: 2)
+        }
+        return HealthStatus(status: "ok", failing: nil)
     }
 }
 

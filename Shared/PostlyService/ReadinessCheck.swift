@@ -12,8 +12,11 @@ public struct ReadinessCheck: Sendable {
         self.check = check
     }
 
+    /// The check `/health/serving` asks about.
+    public static let databaseName = "database"
+
     public static func database(_ database: Database) -> ReadinessCheck {
-        ReadinessCheck(name: "database") { try await database.ping() }
+        ReadinessCheck(name: databaseName) { try await database.ping() }
     }
 
     public static func broker(_ kafka: KafkaConfiguration) -> ReadinessCheck {

@@ -34,6 +34,28 @@ import TestSupport
         }
     }
 
+    /// An orchestrator asks `/health/serving`: a broker outage must not take the instance out
+    /// of service (its writes still succeed into the outbox); a database outage does.
+    @Test func servingAsksTheDatabaseOnly() async throws {
+        let brokerDown = [ReadinessCheck(name: "database") {}, ReadinessCheck(name: "broker") { throw Down() }]
+        try await TestApplication(readiness: brokerDown).test { client in
+            let settled = try await eventually(within: .seconds(5)) {
+                try await client.execute(uri: "/health/ready", method: .get) { $0.problem?.detail == "Not ready: broker unreachable" }
+            }
+            #expect(settled)
+            #expect(try await client.execute(uri: "/health/serving", method: .get) { $0.status } == .ok)
+        }
+        let databaseDown = [ReadinessCheck(name: "database") { throw Down() }, ReadinessCheck(name: "broker") {}]
+        try await TestApplication(readiness: databaseDown).test { client in
+            let settled = try await eventually(within: .seconds(5)) {
+                try await client.execute(uri: "/health/serving", method: .get) { response in
+                    response.status == .serviceUnavailable && response.problem?.detail == "Not serving: database unreachable"
+                }
+            }
+            #expect(settled)
+        }
+    }
+
     /// A checker with a short timeout (deploy/up.sh waits 2 s) must hear "not ready", not
     /// time out. The answer waited for the checks before: with the broker down (a blocking
     /// librdkafka call that cannot be cancelled) it took 2-3 s, and a dependency that hangs

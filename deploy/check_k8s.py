@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Checks deploy/k8s without a cluster: both overlays render (kubectl kustomize), every
+built-in kind is valid for Kubernetes 1.31 (kubernetes-validate, offline), the policy holds
+(checkov: non-root, no privilege escalation, limits and requests, probes, a read-only root,
+pinned images, network policies), and the manifests agree with the rest of the project the
+way deploy/check_compose.py holds docker-compose.yml to it: every service Package.swift
+declares runs with the environment docker-compose gives it, its own database, port 8080,
+probes on routes every service serves, the topics deploy/up.sh creates, and the gateway's
+configuration as deploy/nginx has it, which nginx accepts. Ends with `N passed, M failed`.
+
+    deploy/check_k8s.py          (deploy/test.sh runs it; install.sh installs the tools)
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from postly_suite import ROOT  # noqa: E402
+from postly_suite.checks import Checks  # noqa: E402
+from postly_suite.suite import declared_services  # noqa: E402
+
+K8S = os.path.join(ROOT, "deploy", "k8s")
+TOOLS = os.path.join(ROOT, ".deps", "k8s-tools", "bin")
+OVERLAYS = ["single-node", "ha"]
+# The policy, pinned: which checkov checks every workload must pass.
+POLICY = {
+    "CKV_K8S_8": "liveness probe", "CKV_K8S_9": "readiness probe",
+    "CKV_K8S_10": "CPU requests", "CKV_K8S_11": "CPU limits", "CKV_K8S_12": "memory requests", "CKV_K8S_13": "memory limits",
+    "CKV_K8S_14": "image tag pinned, not latest", "CKV_K8S_16": "not privileged", "CKV_K8S_20": "no privilege escalation",
+    "CKV_K8S_22": "read-only root filesystem", "CKV_K8S_23": "not root", "CKV_K8S_28": "no NET_RAW",
+    "CKV_K8S_31": "seccomp profile", "CKV_K8S_37": "capabilities dropped", "CKV_K8S_38": "no service account token",
+    "CKV2_K8S_6": "a network policy",
+}
+
+check = Checks()
+
+
+def render(overlay):
+    result = subprocess.run(["kubectl", "kustomize", os.path.join(K8S, "overlays", overlay)], capture_output=True, text=True)
+    # kustomize 5 warns about the fields kustomize 2 needs (`bases`): not failures.
+    errors = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("# Warning")]
+    check(f"{overlay}: renders with kubectl kustomize", result.returncode == 0 and not errors, result.stderr[-500:])
+    return result.stdout if result.returncode == 0 else ""
+
+
+def compose_environment():
+    with open(os.path.join(ROOT, "docker-compose.yml")) as f:
+        return set(yaml.safe_load(f)["x-postly-environment"])
+
+
+def ops_routes():
+    """The paths of the operations routes every service serves (the shared OpenAPI part)."""
+    text = open(os.path.join(ROOT, "Shared", "PostlyService", "OpenAPIComponents.swift")).read()
+    return set(re.findall(r'"(/(?:health/[a-z]+|metrics|openapi\.json))"', text))
+
+
+def up_topics():
+    text = open(os.path.join(ROOT, "deploy", "up.sh")).read()
+    topics = set(re.findall(r"\bpostly\.[a-z]+\b", text))
+    partitions = set(re.findall(r"--partitions (\d+)", text))
+    return topics, partitions
+
+
+def nginx_accepts(config_files):
+    """nginx -t on the gateway ConfigMap's files, as the pod assembles them (a resolver of its
+    own standing in for the pod's nameserver)."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.makedirs(os.path.join(folder, "temp"))
+        for name, text in config_files.items():
+            if name != "cors-origins.sh":
+                open(os.path.join(folder, name), "w").write(text)
+        open(os.path.join(folder, "postly-resolver.conf"), "w").write("resolver 127.0.0.1 valid=10s ipv6=off;\n")
+        open(os.path.join(folder, "postly-cors-origins.conf"), "w").write("default 0;\n")
+        temp = os.path.join(folder, "temp")
+        open(os.path.join(folder, "nginx.conf"), "w").write(f"""
+pid {folder}/nginx.pid;
+error_log {folder}/error.log;
+events {{}}
+http {{
+    access_log off;
+    client_body_temp_path {temp}; proxy_temp_path {temp}; fastcgi_temp_path {temp}; uwsgi_temp_path {temp}; scgi_temp_path {temp};
+    include {folder}/postly.conf;
+}}
+""")
+        result = subprocess.run(["nginx", "-t", "-p", folder, "-e", os.path.join(folder, "error.log"), "-c", os.path.join(folder, "nginx.conf")],
+                                capture_output=True, text=True)
+        return result.returncode == 0, result.stderr[-400:]
+
+
+def main():
+    started = time.monotonic()
+    services = list(declared_services())
+    environment = compose_environment()
+    routes = ops_routes()
+    topics, partitions = up_topics()
+    rendered = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for overlay in OVERLAYS:
+            text = render(overlay)
+            if not text:
+                continue
+            rendered[overlay] = [document for document in yaml.safe_load_all(text) if document]
+            path = os.path.join(folder, f"{overlay}.yaml")
+            open(path, "w").write(text)
+            validation = subprocess.run([os.path.join(TOOLS, "kubernetes-validate"), "--strict", "--quiet", "-k", "1.31.0", path],
+                                        capture_output=True, text=True)
+            failures = [line for line in (validation.stdout + validation.stderr).splitlines()
+                        if line.strip() and "Couldn't find schema" not in line]
+            check(f"{overlay}: every built-in kind is valid for Kubernetes 1.31", validation.returncode == 0 and not failures, "\n".join(failures[:10]))
+        # One checkov run for both (it takes most of this script's time).
+        policy = subprocess.run([os.path.join(TOOLS, "checkov"), "--framework", "kubernetes", "-d", folder, "--quiet", "--compact",
+                                 "--check", ",".join(POLICY), "--output", "cli"], capture_output=True, text=True)
+        failed = re.findall(r"Check: (CKV2?_K8S_\d+).*\n\s*FAILED for resource: (\S+)\n\s*File: /(\S+)\.yaml", policy.stdout)
+        for overlay in rendered:
+            problems = [f"{resource} fails {POLICY.get(rule, rule)}" for rule, resource, file in failed if file == overlay]
+            check(f"{overlay}: policy ({', '.join(POLICY.values())})", policy.returncode == 0 and not problems,
+                  ", ".join(problems[:10]) or policy.stdout[-400:])
+
+    for overlay, documents in rendered.items():
+        by_kind = {}
+        for document in documents:
+            by_kind.setdefault(document["kind"], {})[document["metadata"]["name"]] = document
+        deployments, kube_services = by_kind.get("Deployment", {}), by_kind.get("Service", {})
+        config_maps = by_kind.get("ConfigMap", {})
+        environment_map = next((c for n, c in config_maps.items() if n.startswith("postly-environment")), {"data": {}})
+        for name in services:
+            deployment, service = deployments.get(name), kube_services.get(name)
+            check(f"{overlay}: {name} has a Deployment and a Service", deployment is not None and service is not None)
+            if deployment is None or service is None:
+                continue
+            container = deployment["spec"]["template"]["spec"]["containers"][0]
+            names = {e["name"] for e in container.get("env", [])} | set(environment_map["data"])
+            check(f"{overlay}: {name} gets the environment docker-compose gives it", environment <= names, sorted(environment - names))
+            database = next((e.get("value") for e in container.get("env", []) if e["name"] == "POSTGRES_DATABASE"), None)
+            check(f"{overlay}: {name} uses its own database", database == f"postly_{name}", database)
+            ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+            target = service["spec"]["ports"][0]["targetPort"]
+            check(f"{overlay}: {name} listens on 8080, where its Service sends",
+                  ports.get("http") == 8080 and environment_map["data"].get("PORT") == "8080" and ports.get(target, target) == 8080)
+            probes = {kind: container.get(kind, {}).get("httpGet", {}).get("path") for kind in ("startupProbe", "livenessProbe", "readinessProbe")}
+            check(f"{overlay}: {name}'s probes ask routes every service serves", set(probes.values()) <= routes, probes)
+            check(f"{overlay}: {name} is ready while its database is (/health/serving, not the broker's /health/ready)",
+                  probes["readinessProbe"] == "/health/serving")
+        databases = {d["spec"]["name"] for d in by_kind.get("Database", {}).values()}
+        check(f"{overlay}: one CloudNativePG database per service", {f"postly_{n}" for n in services} <= databases,
+              sorted({f"postly_{n}" for n in services} - databases))
+        kafka_topics = {t["spec"]["topicName"]: t["spec"]["partitions"] for t in by_kind.get("KafkaTopic", {}).values()}
+        check(f"{overlay}: the topics and partitions deploy/up.sh creates", set(kafka_topics) == topics and {str(p) for p in kafka_topics.values()} == partitions,
+              kafka_topics)
+        pools = by_kind.get("KafkaNodePool", {})
+        check(f"{overlay}: Kafka in KRaft mode, its nodes controllers and brokers",
+              by_kind.get("Kafka", {}).get("postly", {}).get("metadata", {}).get("annotations", {}).get("strimzi.io/kraft") == "enabled"
+              and all(set(p["spec"]["roles"]) == {"controller", "broker"} for p in pools.values()) and pools)
+        gateway_conf = next((c for n, c in config_maps.items() if n.startswith("gateway-conf")), {"data": {}})["data"]
+        nginx = os.path.join(ROOT, "deploy", "nginx")
+        same = all(gateway_conf.get(f) == open(os.path.join(nginx, f)).read() for f in ("postly.conf", "postly-headers.conf", "cors-origins.sh"))
+        check(f"{overlay}: the gateway's configuration is deploy/nginx's", same and gateway_conf.get("postly-upstreams.conf") == open(
+            os.path.join(nginx, "postly-upstreams.k8s.conf")).read())
+        upstreams = set(re.findall(r"set \$postly_([a-z]+) ([a-z]+)\.postly\.svc\.cluster\.local:8080;", gateway_conf.get("postly-upstreams.conf", "")))
+        check(f"{overlay}: the gateway finds every service by its Service", {(n, n) for n in services} <= upstreams)
+        accepted, detail = nginx_accepts(gateway_conf)
+        check(f"{overlay}: nginx accepts the gateway's configuration", accepted, detail)
+        replicas = {n: d["spec"].get("replicas", 1) for n, d in deployments.items()}
+        budgets = by_kind.get("PodDisruptionBudget", {})
+        check(f"{overlay}: a disruption budget for every Deployment that runs twice or more",
+              all(n in budgets for n, count in replicas.items() if count >= 2))
+    print(f"(rendered, validated and checked in {time.monotonic() - started:.1f} s)")
+    return check.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
