@@ -25,7 +25,8 @@ stopping=()
 for pid_file in "$run"/*.pid; do
   [ -f "$pid_file" ] || continue
   name=$(basename "$pid_file" .pid) pid=$(cat "$pid_file")
-  if is_running "$pid" "postly-$name"; then
+  # posts-2 is an instance of postly-posts.
+  if is_running "$pid" "postly-${name%%-*}"; then
     say "postly-$name (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
     stopping+=("$pid:$name")

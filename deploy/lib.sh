@@ -65,8 +65,16 @@ broker_stop() {
 # Every service of the contract, in start order, and its local port (POSTLY_<NAME>_PORT).
 postly_all_services=(auth posts comments search images notifications)
 
+# service_port NAME [INSTANCE]: where instance INSTANCE (1, the default, 2, ...) of the
+# service listens: POSTLY_<NAME>_PORT for the first, POSTLY_<NAME>_PORT_<INSTANCE> or 100
+# per instance above the first for the others.
 service_port() {
-  local name=$1 var default
+  local name=$1 instance=${2:-1} var default
+  if [ "$instance" -gt 1 ]; then
+    var="POSTLY_${name^^}_PORT_$instance"
+    echo "${!var:-$(($(service_port "$name") + 100 * (instance - 1)))}"
+    return
+  fi
   var="POSTLY_${name^^}_PORT"
   case $name in
     auth) default=8081 ;; posts) default=8082 ;; comments) default=8083 ;;
@@ -96,12 +104,17 @@ port_in_use() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# gateway_config DIR LISTEN_PORT [UPSTREAM_HOST]: writes DIR/nginx.conf, which includes
-# deploy/nginx/postly.conf (the configuration docker-compose uses too), and
-# DIR/postly-upstreams.conf with the local part: the listen address and each service at
-# UPSTREAM_HOST:<its port>. Every path nginx writes stays inside DIR.
+# instance_name NAME INSTANCE: what names an instance's pid and log files: posts, posts-2, ...
+instance_name() {
+  if [ "$2" -gt 1 ]; then echo "$1-$2"; else echo "$1"; fi
+}
+
+# gateway_config DIR LISTEN_PORT [UPSTREAM_HOST] [INSTANCES]: writes DIR/nginx.conf, which
+# includes deploy/nginx/postly.conf (the configuration docker-compose uses too), and
+# DIR/postly-upstreams.conf with the local part: the listen address and each service's
+# INSTANCES (default 1) at UPSTREAM_HOST:<their ports>. Every path nginx writes stays inside DIR.
 gateway_config() {
-  local dir=$1 port=$2 host=${3:-127.0.0.1} name
+  local dir=$1 port=$2 host=${3:-127.0.0.1} instances=${4:-1} name instance servers
   mkdir -p "$dir/temp"
   {
     echo "# Written by deploy/lib.sh gateway_config; the routes are in deploy/nginx/postly.conf."
@@ -114,9 +127,15 @@ gateway_config() {
   "$postly_root/deploy/nginx/cors-origins.sh" "$dir/postly-cors-origins.conf"
   # The variables above name these groups: nginx keeps connections to each service open
   # (without them every request pays a new TCP connection), and max_fails=0 never benches a
-  # service that was down a moment ago.
+  # service that was down a moment ago. With several instances, a request an instance could
+  # not take (refused, reset before an answer) goes to the next one; nginx does that only for
+  # idempotent methods, so a POST is never sent twice.
   for name in "${postly_all_services[@]}"; do
-    echo "upstream postly_$name { server $host:$(service_port "$name") max_fails=0; keepalive 32; }"
+    servers=""
+    for ((instance = 1; instance <= instances; instance++)); do
+      servers+=" server $host:$(service_port "$name" "$instance") max_fails=0;"
+    done
+    echo "upstream postly_$name {$servers keepalive 32; }"
   done >"$dir/postly-upstream-pools.conf"
   cat >"$dir/nginx.conf" <<CONF
 # Written by deploy/lib.sh gateway_config: the local frame around deploy/nginx/postly.conf.

@@ -36,5 +36,6 @@ swift test --skip-build --no-parallel "$@"
 # docker-compose.yml and the Kubernetes manifests, checked without a Docker engine or a cluster.
 "$postly_root/deploy/check_compose.py"
 "$postly_root/deploy/check_k8s.py"
-# The whole suite through the gateway, as the app uses it (its own servers, ports and folder).
-POSTLY_BUILD_CONFIGURATION=debug "$postly_root/deploy/system_test.py"
+# The whole suite through the gateway, as the app uses it (its own servers, ports and folder),
+# every service twice: the journeys, then one instance of each killed under load.
+POSTLY_BUILD_CONFIGURATION=debug POSTLY_SYSTEM_INSTANCES=2 "$postly_root/deploy/system_test.py"

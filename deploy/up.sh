@@ -12,6 +12,8 @@
 #   LOG_LEVEL=info  POSTLY_BUILD_CONFIGURATION=release  POSTLY_READY_TIMEOUT=60 (seconds)
 #   POSTLY_RUN_DIR=.run (where state, logs and pids live; the system tests use a folder of their own)
 #   POSTLY_CORS_ORIGINS=http://localhost:3000 (browser origins the gateway allows; * for any)
+#   POSTLY_INSTANCES=1 (how many of each service run behind the gateway; the second at
+#   POSTLY_<NAME>_PORT_2, by default 100 above the first, and so on)
 # Any other variable set when calling it (PEXELS_API_KEY, ...) reaches the services.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +26,7 @@ pg_port=${POSTLY_POSTGRES_PORT:-5433}
 broker_port=${POSTLY_BROKER_PORT:-9092}
 configuration=${POSTLY_BUILD_CONFIGURATION:-release}
 ready_timeout=${POSTLY_READY_TIMEOUT:-60}
+instances=${POSTLY_INSTANCES:-1}
 export LOG_LEVEL=${LOG_LEVEL:-info}
 run=${POSTLY_RUN_DIR:-$postly_root/.run}
 logs="$run/logs"
@@ -43,7 +46,10 @@ for port in "$gateway_port" "$pg_port" "$broker_port"; do
   if port_in_use "$port"; then say "127.0.0.1:$port is already in use; set the POSTLY_*_PORT variables"; exit 1; fi
 done
 for name in "${services[@]}"; do
-  if port_in_use "$(service_port "$name")"; then say "the $name port 127.0.0.1:$(service_port "$name") is already in use"; exit 1; fi
+  for ((instance = 1; instance <= instances; instance++)); do
+    port=$(service_port "$name" "$instance")
+    if port_in_use "$port"; then say "the $name port 127.0.0.1:$port is already in use"; exit 1; fi
+  done
 done
 
 # Build before starting anything, so a compile error leaves nothing half up.
@@ -76,38 +82,52 @@ for topic in postly.users postly.posts postly.comments postly.deadletter; do
     || { echo "$output" >>"$logs/broker.log"; say "could not create topic $topic; see $logs/broker.log"; exit 1; }
 done
 
+# Posts stored by an earlier renderer are rendered again first (unchanged ones are left alone).
+[[ " ${services[*]} " != *" posts "* ]] || (
+  export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
+    POSTGRES_DATABASE=postly_posts KAFKA_BROKERS="127.0.0.1:$broker_port"
+  "$bin_dir/postly-posts" rerender >>"$logs/posts.log" 2>&1 || true
+)
+# Where services reach auth's keys and the posts service: the first instance, or with several
+# the gateway, which spreads them as a cluster's Service would (and outlives one's crash).
+if [ "$instances" -gt 1 ]; then
+  auth_url="http://127.0.0.1:$gateway_port" posts_url="http://127.0.0.1:$gateway_port"
+else
+  auth_url="http://127.0.0.1:$(service_port auth)" posts_url="http://127.0.0.1:$(service_port posts)"
+fi
 for name in "${services[@]}"; do
-  port=$(service_port "$name")
-  say "postly-$name on 127.0.0.1:$port"
-  # Each service reads its configuration from these (see README: Configuration).
-  (
-    export PORT=$port HOST=127.0.0.1 \
-      POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
-      POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
-      KAFKA_SESSION_TIMEOUT_MS="${KAFKA_SESSION_TIMEOUT_MS:-2000}" \
-      AUTH_JWKS_URL="${AUTH_JWKS_URL:-http://127.0.0.1:$(service_port auth)/api/auth/jwks}" \
-      POSTS_URL="http://127.0.0.1:$(service_port posts)"
-    # Posts stored by an earlier renderer are rendered again first (unchanged ones are left alone).
-    if [ "$name" = posts ]; then "$bin_dir/postly-posts" rerender >>"$logs/$name.log" 2>&1 || true; fi
-    exec "$bin_dir/postly-$name" >>"$logs/$name.log" 2>&1
-  ) &
-  echo $! >"$run/$name.pid"
+  for ((instance = 1; instance <= instances; instance++)); do
+    port=$(service_port "$name" "$instance") instance_name=$(instance_name "$name" "$instance")
+    say "postly-$instance_name on 127.0.0.1:$port"
+    # Each service reads its configuration from these (see README: Configuration).
+    (
+      export PORT=$port HOST=127.0.0.1 \
+        POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
+        POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
+        KAFKA_SESSION_TIMEOUT_MS="${KAFKA_SESSION_TIMEOUT_MS:-2000}" \
+        AUTH_JWKS_URL="${AUTH_JWKS_URL:-$auth_url/api/auth/jwks}" POSTS_URL="$posts_url"
+      exec "$bin_dir/postly-$name" >>"$logs/$instance_name.log" 2>&1
+    ) &
+    echo $! >"$run/$instance_name.pid"
+  done
 done
 
 say "gateway (nginx) on 127.0.0.1:$gateway_port"
-gateway_config "$run/nginx" "$gateway_port"
+gateway_config "$run/nginx" "$gateway_port" 127.0.0.1 "$instances"
 gateway_start "$run/nginx" "$gateway_port" "$logs/gateway.log"
 
 # Wait until each service says it is ready (its database and broker reachable).
 failed=()
 for name in "${services[@]}"; do
-  port=$(service_port "$name") deadline=$((SECONDS + ready_timeout))
-  until curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; do
-    if ! is_running "$(cat "$run/$name.pid")" "postly-$name"; then
-      say "postly-$name exited; the end of $logs/$name.log:"; tail -20 "$logs/$name.log" >&2; failed+=("$name"); break
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then say "postly-$name is not ready after ${ready_timeout}s; see $logs/$name.log"; failed+=("$name"); break; fi
-    sleep 0.5
+  for ((instance = 1; instance <= instances; instance++)); do
+    port=$(service_port "$name" "$instance") instance_name=$(instance_name "$name" "$instance") deadline=$((SECONDS + ready_timeout))
+    until curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; do
+      if ! is_running "$(cat "$run/$instance_name.pid")" "postly-$name"; then
+        say "postly-$instance_name exited; the end of $logs/$instance_name.log:"; tail -20 "$logs/$instance_name.log" >&2; failed+=("$instance_name"); break
+      fi
+      if [ "$SECONDS" -ge "$deadline" ]; then say "postly-$instance_name is not ready after ${ready_timeout}s; see $logs/$instance_name.log"; failed+=("$instance_name"); break; fi
+      sleep 0.5
+    done
   done
 done
 
@@ -117,7 +137,10 @@ done
   printf '  %-21s %-42s %s\n' "what" "where" "log"
   printf '  %-21s %-42s %s\n' gateway "http://127.0.0.1:$gateway_port/api/" "$logs/gateway.log"
   for name in "${services[@]}"; do
-    printf '  %-21s %-42s %s\n' "postly-$name" "http://127.0.0.1:$(service_port "$name")" "$logs/$name.log"
+    for ((instance = 1; instance <= instances; instance++)); do
+      instance_name=$(instance_name "$name" "$instance")
+      printf '  %-21s %-42s %s\n' "postly-$instance_name" "http://127.0.0.1:$(service_port "$name" "$instance")" "$logs/$instance_name.log"
+    done
   done
   for name in "${postly_all_services[@]}"; do
     [[ " ${services[*]} " == *" $name "* ]] || printf '  %-21s %-42s %s\n' "$name" "not declared yet: its routes answer 503" "-"

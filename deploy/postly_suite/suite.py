@@ -50,14 +50,20 @@ class Suite:
         """The port of the gateway, postgres, the broker or a service."""
         return int(self.environment[f"POSTLY_{part.upper()}_PORT"])
 
-    def service(self, name):
-        return RunningService(os.path.join(self.run_dir, f"{name}.pid"))
+    @property
+    def instances(self):
+        return int(self.environment.get("POSTLY_INSTANCES", "1"))
+
+    def service(self, name, instance=1):
+        """Instance `instance` (1, 2, ...) of a service."""
+        return RunningService(os.path.join(self.run_dir, f"{name}.pid" if instance == 1 else f"{name}-{instance}.pid"))
 
 
 @contextlib.contextmanager
-def running_suite(name, checks):
+def running_suite(name, checks, instances=1):
     """The whole suite, started by deploy/up.sh on free ports in a temporary run folder (removed
-    afterwards when every check passed), in front of a fake Pexels that insists on its key."""
+    afterwards when every check passed), in front of a fake Pexels that insists on its key;
+    `instances` of each service behind the gateway."""
     with FakePexels(key=f"{name}-pexels-key-{uuid.uuid4().hex[:12]}") as pexels:
         run_dir = tempfile.mkdtemp(prefix=f"postly-{name}.")
         os.chmod(run_dir, 0o755)
@@ -66,6 +72,10 @@ def running_suite(name, checks):
         environment.setdefault("POSTLY_BUILD_CONFIGURATION", "debug")
         for part in ["gateway", "postgres", "broker"] + SERVICES:
             environment.setdefault(f"POSTLY_{part.upper()}_PORT", str(free_port()))
+        for service in SERVICES:
+            for instance in range(2, instances + 1):
+                environment.setdefault(f"POSTLY_{service.upper()}_PORT_{instance}", str(free_port()))
+        environment["POSTLY_INSTANCES"] = str(instances)
         environment.update({"POSTLY_RUN_DIR": run_dir, "PEXELS_API_KEY": pexels.key, "PEXELS_BASE_URL": pexels.url})
         try:
             subprocess.run([os.path.join(ROOT, "deploy", "up.sh")], env=environment, check=True)
