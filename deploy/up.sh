@@ -104,7 +104,7 @@ for name in "${services[@]}"; do
       export PORT=$port HOST=127.0.0.1 \
         POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
         POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
-        KAFKA_SESSION_TIMEOUT_MS="${KAFKA_SESSION_TIMEOUT_MS:-2000}" \
+        KAFKA_SESSION_TIMEOUT_MS="${KAFKA_SESSION_TIMEOUT_MS:-2000}" KAFKA_FETCH_WAIT_MAX_MS="${KAFKA_FETCH_WAIT_MAX_MS:-100}" \
         AUTH_JWKS_URL="${AUTH_JWKS_URL:-$auth_url/api/auth/jwks}" POSTS_URL="$posts_url"
       exec "$bin_dir/postly-$name" >>"$logs/$instance_name.log" 2>&1
     ) &

@@ -2,7 +2,7 @@ import CRdKafka
 import Logging
 
 /// Whether a broker answers, for `/health/ready`, asked through one client kept for the
-/// process's life. A client made for each check (every 500 ms) could take a whole second in
+/// process's life. A client made for each check could take a whole second in
 /// `rd_kafka_destroy`, and readiness waited for it after a start.
 public final class KafkaBrokerProbe: Sendable {
     /// nil when the configuration cannot make a client: the broker then counts as unreachable.

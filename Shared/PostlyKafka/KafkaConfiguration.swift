@@ -21,8 +21,10 @@ public struct KafkaConfiguration: Sendable {
     /// 2 s); 6 s is the least Apache Kafka accepts by default (`group.min.session.timeout.ms`).
     public var sessionTimeout: Duration
     public var heartbeatInterval: Duration
-    /// How long the broker holds a fetch open waiting for data: the upper bound of a
-    /// quiet partition's delivery delay.
+    /// How long the broker holds a fetch open waiting for data. Apache Kafka answers as soon as
+    /// a record arrives; tansu holds every fetch this long, so there it is the upper bound of a
+    /// quiet partition's delivery delay (half of it on average), and each consumer asks
+    /// 1/fetchWaitMax times a second while nothing happens.
     public var fetchWaitMax: Duration
     /// How often the client re-reads topic metadata, so a topic created (or re-created
     /// after a broker lost it) is found within this time: a consumer joins its group once its
@@ -39,7 +41,7 @@ public struct KafkaConfiguration: Sendable {
         sessionTimeout: Duration = .seconds(6),
         heartbeatInterval: Duration = .seconds(1),
         fetchWaitMax: Duration = .milliseconds(100),
-        metadataRefreshInterval: Duration = .seconds(1),
+        metadataRefreshInterval: Duration = .seconds(10),
         extra: [String: String] = [:]
     ) {
         self.brokers = brokers
@@ -74,6 +76,9 @@ extension KafkaConfiguration {
             // While the brokers are down, reconnect attempts back off to once a second at most
             // (librdkafka's default grows to 10 s, which a returning broker would wait out).
             "reconnect.backoff.max.ms": "1000",
+            // KIP-714 client metrics: pushed to no one here, and tansu answers each request for
+            // a subscription with an error, which librdkafka asks again about every second.
+            "enable.metrics.push": "false",
         ]
     }
 

@@ -21,7 +21,9 @@ public struct ServiceConfiguration: Sendable {
     /// `POSTGRES_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` (default `postly_<name>`), `_POOL_SIZE`.
     public var postgres: PostgresConfiguration
     /// `KAFKA_BROKERS`, `KAFKA_SESSION_TIMEOUT_MS` (default 6000, Apache Kafka's least by
-    /// default; tansu holds a group's first join for half of it, so the local runner gives 2000).
+    /// default; tansu holds a group's first join for half of it, so the local runner gives 2000),
+    /// `KAFKA_FETCH_WAIT_MAX_MS` (default 500: Apache Kafka answers a waiting fetch as soon as
+    /// a record arrives; tansu holds it the whole time, so the local runner gives 100).
     public var kafka: KafkaConfiguration
 
     /// - Parameters:
@@ -46,6 +48,7 @@ public struct ServiceConfiguration: Sendable {
         let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
         kafka = KafkaConfiguration(
             brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)",
-            sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 6)
+            sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 3,
+            fetchWaitMax: .milliseconds(environment.integer("KAFKA_FETCH_WAIT_MAX_MS", default: 500, in: 10...10_000)))
     }
 }
