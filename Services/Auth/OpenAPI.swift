@@ -53,13 +53,17 @@ let openAPI = OpenAPIDocument(
         },
         "/api/auth/login": {
           "post": {
-            "summary": "Sign in with a Google ID token; creates the user on first sign-in, links an account with the same verified email",
+            "summary": "Sign in with a Google ID token; creates the user on first sign-in, links an account with the same verified email (its password then stops working and its other sessions are revoked)",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GoogleLoginRequest"}}}},
             "responses": {
               "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
               "400": {"$ref": "#/components/responses/Problem"},
               "401": {
                 "description": "Bad signature, unknown key, wrong issuer or audience, expired, or unverified email",
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              },
+              "409": {
+                "description": "account_conflict: the email's account is linked to another Google account; nothing changed",
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
               },
               "413": {"$ref": "#/components/responses/Problem"},

@@ -69,9 +69,15 @@ struct AuthController {
         let body = try await request.decodeJSON(as: GoogleLoginRequest.self, context: context)
         guard let token = body.token, !token.isEmpty else { throw APIError.invalidFields(["token": "must not be empty"]) }
         let identity = try await google.verify(token)
-        return try await startSession { new in
-            try await writes.write { try await accounts.signIn(google: identity, session: new, in: $0) }
+        var revoked: [SessionRevocation] = []
+        let session = try await startSession { new in
+            let signedIn = try await writes.write { try await accounts.signIn(google: identity, session: new, in: $0) }
+            revoked = signedIn.revokedSessions
+            return signedIn.user
         }
+        // Refused here at once; the other services hear of it through `session.revoked`.
+        for revocation in revoked { denyList.revoke(sessionId: revocation.sessionId, until: revocation.expiresAt) }
+        return session
     }
 
     @Sendable func refresh(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {

@@ -9,6 +9,8 @@ public enum AccountError: Error, Sendable, Hashable {
     case emailTaken
     /// The account a token or session names no longer exists.
     case accountGone
+    /// The email's account is linked to another Google account.
+    case accountConflict
 }
 
 /// A user with what only the auth service sees of it.
@@ -24,6 +26,13 @@ public struct GoogleIdentity: Sendable, Hashable {
     public var email: String
     public var name: String
     public var picture: String?
+}
+
+/// What a Google sign-in did: whose session it started, and the sessions it ended (linking an
+/// account signs out whoever held its password).
+public struct GoogleSignIn: Sendable {
+    public var user: User
+    public var revokedSessions: [SessionRevocation]
 }
 
 /// A new session's refresh token, stored only as its hash.
@@ -54,9 +63,11 @@ public protocol AccountRepository: Sendable {
     func user(id: String) async throws -> User
     /// Starts a session for a user who just proved who they are, and sets `lastLogin`.
     func startSession(userId: String, session: NewSession, in transaction: WriteTransaction) async throws -> User
-    /// Finds the Google account's user (by subject, else links the user with the same
-    /// email, else creates one) and starts a session.
-    func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> User
+    /// Finds the Google account's user (by subject; else links the account with the same
+    /// email, whose password then stops working and whose sessions are revoked; else creates
+    /// one) and starts a session. Throws `accountConflict` when the email's account is linked
+    /// to another Google subject.
+    func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> GoogleSignIn
     /// Spends a refresh token and stores its successor.
     func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction) async throws -> RefreshOutcome
     /// Revokes the session; nil when it was revoked already (or is not the user's).
