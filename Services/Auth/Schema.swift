@@ -2,7 +2,7 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The auth database: the outbox (version 1), then users, sessions, refresh tokens and the
-/// token-signing keys.
+/// token-signing keys, the write unit's tables, and the failed logins.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -58,4 +58,5 @@ let schema = Migrations([
             SELECT 'postly.users', id, event_sequence FROM users WHERE event_sequence > 0;
             ALTER TABLE users DROP COLUMN event_sequence;
             """),
+    LoginRateLimiter.migration,
 ])

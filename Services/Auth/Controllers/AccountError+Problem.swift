@@ -9,3 +9,7 @@ extension AccountError: APIErrorConvertible {
         }
     }
 }
+
+extension HashingQueue.Full: APIErrorConvertible {
+    var apiError: APIError { .unavailable("Too many sign-ins at once; try again shortly", retryAfterSeconds: 1) }
+}

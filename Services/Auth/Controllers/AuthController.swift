@@ -51,15 +51,20 @@ struct AuthController {
         if (body.password ?? "").isEmpty { missing["password"] = "must not be empty" }
         guard missing.isEmpty, let password = body.password else { throw APIError.invalidFields(missing) }
         let email = AuthValidation.normalizedEmail(body.email ?? "")
-        let client = Self.clientAddress(of: request, context: context)
-        try rateLimiter.checkAllowed(email: email, client: client)
-        // An unknown email is checked against a dummy hash: same answer, same time.
-        let account = try await accounts.account(email: email)
-        guard try await passwords.verify(password, against: account?.passwordHash), let account else {
-            rateLimiter.recordFailure(email: email, client: client)
-            throw APIError.unauthorized(Self.invalidCredentials)
+        // Charged as a failure before the hash is checked, forgiven when the password was right.
+        let charge = try await rateLimiter.charge(email: email, client: Self.clientAddress(of: request, context: context))
+        let account: Account?
+        let matches: Bool
+        do {
+            account = try await accounts.account(email: email)
+            // An unknown email is checked against a dummy hash: same answer, same time.
+            matches = try await passwords.verify(password, against: account?.passwordHash)
+        } catch {
+            try? await rateLimiter.refund(charge)
+            throw error
         }
-        rateLimiter.recordSuccess(email: email)
+        guard matches, let account else { throw APIError.unauthorized(Self.invalidCredentials) }
+        try await rateLimiter.forgive(charge)
         return try await startSession { new in
             try await writes.write { try await accounts.startSession(userId: account.user.userId, session: new, in: $0) }
         }
