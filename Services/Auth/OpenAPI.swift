@@ -8,7 +8,7 @@ let openAPI = OpenAPIDocument(
       "info": {
         "title": "Postly auth service",
         "version": "1.0.0",
-        "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per email and per client address (429 with Retry-After)."
+        "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per client address and per email (429 with Retry-After), counted in the database; password hashes queue, and a full queue answers 503."
       },
       "paths": {
         "/api/auth/register": {
@@ -25,7 +25,12 @@ let openAPI = OpenAPIDocument(
               "409": {"$ref": "#/components/responses/Problem"},
               "413": {"$ref": "#/components/responses/Problem"},
               "415": {"$ref": "#/components/responses/Problem"},
-              "422": {"$ref": "#/components/responses/Problem"}
+              "422": {"$ref": "#/components/responses/Problem"},
+              "503": {
+                "description": "Too many password hashes waiting (a flood of sign-ins); try again after Retry-After",
+                "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              }
             }
           }
         },
@@ -44,7 +49,12 @@ let openAPI = OpenAPIDocument(
               "415": {"$ref": "#/components/responses/Problem"},
               "422": {"$ref": "#/components/responses/Problem"},
               "429": {
-                "description": "Too many failed logins for this email or from this client",
+                "description": "Too many failed logins from this client, or for this email from a client that failed at it",
+                "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              },
+              "503": {
+                "description": "Too many password hashes waiting (a flood of sign-ins); try again after Retry-After",
                 "headers": {"Retry-After": {"schema": {"type": "integer"}}},
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
               }
