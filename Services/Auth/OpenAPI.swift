@@ -145,7 +145,7 @@ let openAPI = OpenAPIDocument(
             "type": "object",
             "required": ["accessToken", "refreshToken", "user"],
             "properties": {
-              "accessToken": {"type": "string", "description": "JWT, EdDSA; claims sub, sid, iat, exp, iss, name"},
+              "accessToken": {"type": "string", "description": "JWT, EdDSA; claims sub, sid, iat, exp, iss, aud (postly), name"},
               "refreshToken": {"type": "string", "description": "opaque, single use"},
               "tokenType": {"type": "string", "const": "Bearer"},
               "expiresIn": {"type": "integer", "description": "seconds until the access token expires"},

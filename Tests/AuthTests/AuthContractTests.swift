@@ -202,6 +202,7 @@ import Testing
             #expect(claims.sub.value == session.user.userId)
             #expect(claims.name == "Edsger")
             #expect(claims.iss.value == "postly-auth")
+            #expect(claims.aud.value == ["postly"], "every service checks the audience")
             #expect(abs(claims.exp.value.timeIntervalSince(claims.iat.value) - 3600) < 2)
 
             let stored = try await auth.database.query("SELECT kid FROM signing_keys")

@@ -146,6 +146,7 @@ import Testing
         try await LocalOpenIDIssuer.run { issuer async throws in
             try await AuthTestHarness.run(google: issuer, configure: { $0.google.clientIds = [] }) { auth async throws in
                 #expect(try await auth.loginWithGoogle(try await issuer.idToken(email: "n@example.com")).status == .unauthorized)
+                #expect(issuer.fetches.count == 0, "answered at once, without asking for Google's keys")
             }
         }
     }

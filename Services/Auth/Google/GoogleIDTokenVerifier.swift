@@ -56,7 +56,8 @@ public final class GoogleIDTokenVerifier: Sendable {
 
     /// Who the token says signed in, or 401.
     public func verify(_ token: String) async throws -> GoogleIdentity {
-        guard let header = JWTHeader(of: token), header.alg == "RS256", let kid = header.kid else { throw Self.invalid }
+        // No client id configured: no token can be for us, and Google's keys are not worth a fetch.
+        guard !configuration.clientIds.isEmpty, let header = JWTHeader(of: token), header.alg == "RS256", let kid = header.kid else { throw Self.invalid }
         let keys: JWTKeyCollection?
         do {
             keys = try await keySet.keys(for: kid)
