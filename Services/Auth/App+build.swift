@@ -25,7 +25,8 @@ func buildRouter(_ kit: ServiceKit, _ configuration: AuthConfiguration, signer: 
         google: GoogleIDTokenVerifier(configuration: configuration.google, httpClient: kit.httpClient, logger: kit.logger),
         denyList: kit.denyList,
         accessTokenLifetime: configuration.accessTokenLifetime,
-        refreshTokenLifetime: configuration.refreshTokenLifetime
+        refreshTokenLifetime: configuration.refreshTokenLifetime,
+        refreshReplayGrace: configuration.refreshReplayGrace
     ).addRoutes(to: router)
     return router
 }

@@ -19,6 +19,9 @@ public struct AuthConfiguration: Sendable {
     public var accessTokenLifetime: TimeInterval
     /// `REFRESH_TOKEN_TTL_SECONDS` (default 30 days).
     public var refreshTokenLifetime: TimeInterval
+    /// `REFRESH_REUSE_GRACE_SECONDS` (default 10): a spent refresh token presented again within
+    /// this answers the same new pair, once (a retry, a second tab); later it revokes the session.
+    public var refreshReplayGrace: Duration
     /// `LOGIN_FAILURES_PER_EMAIL` (10), `LOGIN_FAILURES_PER_CLIENT` (30) within
     /// `LOGIN_FAILURE_WINDOW_SECONDS` (60): above that, logins answer 429 (the email's limit
     /// only to addresses that failed at that email themselves).
@@ -33,6 +36,7 @@ public struct AuthConfiguration: Sendable {
         hashesWaiting = environment.integer("BCRYPT_QUEUE", default: 16, in: 0...100_000)
         accessTokenLifetime = TimeInterval(environment.integer("ACCESS_TOKEN_TTL_SECONDS", default: 7 * 86_400, in: 1...Int.max))
         refreshTokenLifetime = TimeInterval(environment.integer("REFRESH_TOKEN_TTL_SECONDS", default: 30 * 86_400, in: 1...Int.max))
+        refreshReplayGrace = .seconds(environment.integer("REFRESH_REUSE_GRACE_SECONDS", default: 10, in: 0...300))
         loginLimits = LoginRateLimiter.Limits(
             failuresPerEmail: environment.integer("LOGIN_FAILURES_PER_EMAIL", default: 10, in: 1...Int.max),
             failuresPerClient: environment.integer("LOGIN_FAILURES_PER_CLIENT", default: 30, in: 1...Int.max),

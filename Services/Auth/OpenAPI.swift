@@ -88,7 +88,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/auth/refresh": {
           "post": {
-            "summary": "Trade a refresh token for a new pair; the old one is spent, and presenting it again revokes the whole session",
+            "summary": "Trade a refresh token for a new pair; the old one is spent: presented again within 10 s it answers the same pair once (a retry, a second tab), any later use revokes the whole session",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RefreshRequest"}}}},
             "responses": {
               "200": {"description": "A new pair", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
@@ -135,7 +135,7 @@ let openAPI = OpenAPIDocument(
             "properties": {
               "name": {"type": "string", "minLength": 1, "maxLength": 100},
               "email": {"type": "string", "format": "email", "description": "trimmed, case-insensitive"},
-              "password": {"type": "string", "minLength": 8, "maxLength": 1024}
+              "password": {"type": "string", "minLength": 8, "maxLength": 1000, "description": "without NUL; every byte counts"}
             }
           },
           "EmailLoginRequest": {"type": "object", "required": ["email", "password"], "properties": {"email": {"type": "string"}, "password": {"type": "string"}}},

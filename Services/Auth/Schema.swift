@@ -59,4 +59,11 @@ let schema = Migrations([
             ALTER TABLE users DROP COLUMN event_sequence;
             """),
     LoginRateLimiter.migration,
+    Migration(
+        version: 6, name: "refresh replay",
+        sql: """
+            -- The answer of the refresh that spent the token, sealed with a key only the token's
+            -- holder can derive; a retry within the grace gets it once more (replayed_at).
+            ALTER TABLE refresh_tokens ADD COLUMN answer bytea, ADD COLUMN replayed_at timestamptz;
+            """),
 ])

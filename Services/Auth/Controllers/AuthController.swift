@@ -17,6 +17,8 @@ struct AuthController {
     let denyList: SessionDenyList
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
+    /// How long a spent refresh token answers its new pair once more.
+    let refreshReplayGrace: Duration
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
         let auth = router.group("api/auth")
@@ -94,13 +96,29 @@ struct AuthController {
         let nextToken = RefreshToken.generate()
         let next = RefreshTokenRecord(hash: RefreshToken.hash(nextToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime))
         let accessExpiresAt = now.addingTimeInterval(accessTokenLifetime)
-        let outcome = try await writes.write {
-            try await accounts.refresh(tokenHash: RefreshToken.hash(presented), next: next, accessExpiresAt: accessExpiresAt, in: $0)
+        let presentedHash = RefreshToken.hash(presented)
+        enum Answer { case session(AuthSession), reused(SessionRevocation), invalid }
+        let answer = try await writes.write { transaction -> Answer in
+            switch try await accounts.refresh(
+                tokenHash: presentedHash, next: next, accessExpiresAt: accessExpiresAt, replayWithin: refreshReplayGrace, in: transaction)
+            {
+            case .rotated(let user, let sessionId):
+                // Signed and kept before the commit: a second refresh with the token waits for it.
+                let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
+                let session = AuthSession(accessToken: access.token, refreshToken: nextToken, expiresIn: Int(accessTokenLifetime), user: user)
+                try await accounts.keepAnswer(try RefreshReplay.seal(session, with: presented), ofSpent: presentedHash, in: transaction)
+                return .session(session)
+            case .replayed(let sealed):
+                return .session(try RefreshReplay.open(sealed, with: presented))
+            case .reused(let revocation):
+                return .reused(revocation)
+            case .invalid:
+                return .invalid
+            }
         }
-        switch outcome {
-        case .rotated(let user, let sessionId):
-            let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
-            return AuthSession(accessToken: access.token, refreshToken: nextToken, expiresIn: Int(accessTokenLifetime), user: user)
+        switch answer {
+        case .session(let session):
+            return session
         case .reused(let revocation):
             denyList.revoke(sessionId: revocation.sessionId, until: revocation.expiresAt)
             context.logger.notice("a spent refresh token was presented again; its session is revoked", metadata: ["sessionId": "\(revocation.sessionId)"])

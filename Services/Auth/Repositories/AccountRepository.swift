@@ -45,6 +45,8 @@ public struct RefreshTokenRecord: Sendable {
 public enum RefreshOutcome: Sendable {
     /// The token was good and is now spent; the new one is stored.
     case rotated(user: User, sessionId: String)
+    /// The token was spent moments ago and asks once more: the answer kept then (`keepAnswer`).
+    case replayed(sealedAnswer: [UInt8])
     /// The token was spent already: it was stolen or replayed, so its session was revoked.
     case reused(SessionRevocation)
     /// Unknown, expired, or of a revoked session.
@@ -68,8 +70,13 @@ public protocol AccountRepository: Sendable {
     /// one) and starts a session. Throws `accountConflict` when the email's account is linked
     /// to another Google subject.
     func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> GoogleSignIn
-    /// Spends a refresh token and stores its successor.
-    func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction) async throws -> RefreshOutcome
+    /// Spends a refresh token and stores its successor. A token spent less than `replayWithin`
+    /// ago answers, once, the answer kept with it; any other spent token revokes its session.
+    func refresh(
+        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration, in transaction: WriteTransaction
+    ) async throws -> RefreshOutcome
+    /// Keeps the (sealed) answer of the refresh that spent the token, for its replay.
+    func keepAnswer(_ sealedAnswer: [UInt8], ofSpent tokenHash: [UInt8], in transaction: WriteTransaction) async throws
     /// Revokes the session; nil when it was revoked already (or is not the user's).
     func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation?
     /// Whether the session exists and is not revoked.

@@ -101,12 +101,15 @@ public struct PostgresAccountRepository: AccountRepository {
     }
 
     public func refresh(
-        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction
+        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration, in transaction: WriteTransaction
     ) async throws -> RefreshOutcome {
         let connection = transaction.connection
+        // A second refresh with the token waits here for the first to commit, and then sees it spent.
         let rows = try await connection.query(
             """
-            SELECT r.session_id, r.expires_at, r.spent_at, s.user_id, s.revoked_at, s.access_expires_at
+            SELECT r.session_id, r.expires_at, r.spent_at, r.answer, r.replayed_at,
+                r.spent_at > now() - \(Int(grace.components.seconds)) * interval '1 second' AS in_grace,
+                s.user_id, s.revoked_at, s.access_expires_at
             FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
             WHERE r.token_hash = \(tokenHash)
             FOR UPDATE
@@ -115,6 +118,10 @@ public struct PostgresAccountRepository: AccountRepository {
         let sessionId: String = try row.decode("session_id")
         let userId: String = try row.decode("user_id")
         guard row.isNull("revoked_at") else { return .invalid }
+        if try row.decode("in_grace", as: Bool?.self) == true, row.isNull("replayed_at"), let answer = try row.decode("answer", as: [UInt8]?.self) {
+            try await connection.execute("UPDATE refresh_tokens SET replayed_at = now(), answer = NULL WHERE token_hash = \(tokenHash)")
+            return .replayed(sealedAnswer: answer)
+        }
         if !row.isNull("spent_at") {
             // A spent token came back: whoever holds the session's tokens may be a thief.
             guard let revocation = try await Self.revoke(sessionId: sessionId, userId: userId, in: transaction) else {
@@ -135,6 +142,10 @@ public struct PostgresAccountRepository: AccountRepository {
             WHERE id = \(sessionId)
             """)
         return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
+    }
+
+    public func keepAnswer(_ sealedAnswer: [UInt8], ofSpent tokenHash: [UInt8], in transaction: WriteTransaction) async throws {
+        try await transaction.connection.execute("UPDATE refresh_tokens SET answer = \(sealedAnswer) WHERE token_hash = \(tokenHash)")
     }
 
     public func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation? {
