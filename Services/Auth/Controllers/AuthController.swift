@@ -48,10 +48,12 @@ struct AuthController {
 
     @Sendable func loginWithEmail(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {
         let body = try await request.decodeJSON(as: EmailLoginRequest.self, context: context)
-        var missing: [String: String] = [:]
-        if (body.email ?? "").isEmpty { missing["email"] = "must not be empty" }
-        if (body.password ?? "").isEmpty { missing["password"] = "must not be empty" }
-        guard missing.isEmpty, let password = body.password else { throw APIError.invalidFields(missing) }
+        var errors: [String: String] = [:]
+        if (body.email ?? "").isEmpty { errors["email"] = "must not be empty" }
+        if AuthValidation.hasInvisibleCharacters(body.email ?? "") { errors["email"] = AuthValidation.invisibleCharacters }
+        if (body.password ?? "").isEmpty { errors["password"] = "must not be empty" }
+        if body.password?.contains("\u{0}") == true { errors["password"] = AuthValidation.nulInPassword }
+        guard errors.isEmpty, let password = body.password else { throw APIError.invalidFields(errors) }
         let email = AuthValidation.normalizedEmail(body.email ?? "")
         // Charged as a failure before the hash is checked, forgiven when the password was right.
         let charge = try await rateLimiter.charge(email: email, client: Self.clientAddress(of: request, context: context))
