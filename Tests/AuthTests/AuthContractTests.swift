@@ -225,6 +225,21 @@ import Testing
         }
     }
 
+    /// A retry a moment later gets the same pair; once the grace is over the token revokes.
+    @Test func aRetryWithinTheGraceGetsTheSamePairAndALaterOneRevokes() async throws {
+        try await AuthTestHarness.run(configure: { $0.refreshReplayGrace = .seconds(1) }) { auth async throws in
+            let first = try await auth.registered()
+            let answer = try await auth.refresh(first.refreshToken).session()
+            let retry = try await auth.refresh(first.refreshToken).session()
+            #expect(retry.accessToken == answer.accessToken && retry.refreshToken == answer.refreshToken)
+
+            let second = try await auth.refresh(answer.refreshToken).session()
+            try await Task.sleep(for: .milliseconds(1_300))
+            #expect(try await auth.refresh(answer.refreshToken).status == .unauthorized, "after the grace a reuse answers 401")
+            #expect(try await auth.check(second.accessToken).status == .unauthorized, "and revokes the session")
+        }
+    }
+
     @Test func unknownOrMissingRefreshTokensAreRefused() async throws {
         try await AuthTestHarness.run { auth async throws in
             #expect(try await auth.refresh("not-a-token").status == .unauthorized)

@@ -108,7 +108,7 @@ public struct PostgresAccountRepository: AccountRepository {
         let rows = try await connection.query(
             """
             SELECT r.session_id, r.expires_at, r.spent_at, r.answer, r.replayed_at,
-                r.spent_at > now() - \(Int(grace.components.seconds)) * interval '1 second' AS in_grace,
+                r.spent_at > clock_timestamp() - \(Int(grace.components.seconds)) * interval '1 second' AS in_grace,
                 s.user_id, s.revoked_at, s.access_expires_at
             FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
             WHERE r.token_hash = \(tokenHash)
@@ -130,7 +130,8 @@ public struct PostgresAccountRepository: AccountRepository {
             return .reused(revocation)
         }
         guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
-        try await connection.execute("UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = \(tokenHash)")
+        // The clock, not the transaction's start: the grace is measured from the moment it was spent.
+        try await connection.execute("UPDATE refresh_tokens SET spent_at = clock_timestamp() WHERE token_hash = \(tokenHash)")
         try await connection.execute(
             """
             INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
