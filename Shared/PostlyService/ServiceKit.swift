@@ -42,7 +42,7 @@ public struct ServiceKit: Sendable {
     public let denyList: SessionDenyList
     public let verifier: AccessTokenVerifier
     /// The revoked sessions heard of, kept in the service's database and loaded at start.
-    public let revokedSessions: RevokedSessions
+    let revokedSessions: RevokedSessions
     public let readiness = ReadinessMonitor()
     /// The service's migrations and the kit's own (`RevokedSessions`).
     let schema: Migrations

@@ -57,8 +57,9 @@ public struct PostgresAccountRepository: AccountRepository {
         if let row = try await connection.query(
             "SELECT \(unescaped: Self.userColumns) FROM users WHERE google_subject = \(google.subject)"
         ).first {
-            userId = try Self.account(row).user.userId
-            try await Self.recordGoogleSignIn(google, of: try Self.account(row).user, in: transaction)
+            let known = try Self.account(row).user
+            userId = known.userId
+            try await Self.recordGoogleSignIn(google, of: known, in: transaction)
         } else if let row = try await connection.query(
             "SELECT \(unescaped: Self.userColumns), google_subject FROM users WHERE email = \(google.email)"
         ).first {
