@@ -24,6 +24,10 @@ pexels_pid=$!
 stream_pid=
 trap 'kill $pexels_pid $stream_pid 2>/dev/null || true; rm -rf "$scratch"' EXIT
 
+# One address makes every request: the gateway's per-address limits raised for the seeder's 50
+# registrations, the streams' logins and the streams themselves.
+export POSTLY_GATEWAY_SIGNIN_BURST=${POSTLY_GATEWAY_SIGNIN_BURST:-$((streams + 100))}
+export POSTLY_GATEWAY_STREAMS_PER_ADDRESS=${POSTLY_GATEWAY_STREAMS_PER_ADDRESS:-$((streams + 20))}
 PEXELS_API_KEY=load-run-key PEXELS_BASE_URL=http://127.0.0.1:$pexels_port "$root/deploy/up.sh" >"$scratch/up.log" 2>&1 \
   || { tail -20 "$scratch/up.log"; exit 1; }
 python3 "$reference/seed.py" "$gateway" "$scratch/seed.json" >&2

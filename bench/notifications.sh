@@ -3,9 +3,10 @@
 #   1. latency: a second user comments on the first user's post BENCH_COMMENTS times (200), one
 #      at a time, through the gateway; each is timed from the comment's 201 to its event on the
 #      first user's open stream (also through the gateway); p50, p99 and max.
-#   2. idle streams: BENCH_STREAMS (1000) streams held open on the service's own port (the
-#      gateway's 1024 worker connections cannot carry 2 x 1000), and the service's memory
-#      (RSS) and CPU over BENCH_IDLE_SECONDS (30) before and while they are open.
+#   2. idle streams: BENCH_STREAMS (1000) streams of one user held open on the service's own
+#      port (the gateway's 1024 worker connections cannot carry 2 x 1000), and the service's
+#      memory (RSS) and CPU over BENCH_IDLE_SECONDS (30) before and while they are open. The
+#      suite must allow them: NOTIFICATIONS_STREAMS_PER_USER=1000 deploy/up.sh (default 5).
 #   3. a backlog: with the service stopped, BENCH_BACKLOG (10000) comments on 100 of the first
 #      user's posts through the gateway; then the service is started again (same binary and
 #      environment) and timed until the first user's unread count holds them all: notifications
@@ -28,6 +29,11 @@ if ! curl -fs -o /dev/null --max-time 2 "$gateway/health/live"; then
   exit 1
 fi
 [ -f "$pid_file" ] || { echo "notifications.sh: no $pid_file: is the suite running from this checkout?" >&2; exit 1; }
+per_user=$(tr '\0' '\n' <"/proc/$(cat "$pid_file")/environ" | sed -n 's/^NOTIFICATIONS_STREAMS_PER_USER=//p')
+if [ "${per_user:-5}" -lt "${BENCH_STREAMS:-1000}" ]; then
+  echo "notifications.sh: the service keeps ${per_user:-5} streams per user; start the suite with NOTIFICATIONS_STREAMS_PER_USER=${BENCH_STREAMS:-1000} deploy/up.sh" >&2
+  exit 1
+fi
 ulimit -n 8192
 
 exec python3 "$here/notifications/delivery.py" "$gateway" "$service" "$pid_file"

@@ -31,7 +31,10 @@ python3 -m postly_suite.fake_services "${fakes[@]}" &
 fake_pid=$!
 for spec in "${fakes[@]}"; do wait_port "${spec#*=}" 10 || { echo "fake ${spec%=*} did not start" >&2; exit 1; }; done
 
-POSTLY_CORS_ORIGINS="http://localhost:3000, https://app.example.com" gateway_config "$run/nginx" "$gateway_port"
+# Low per-address limits, so that reaching them takes a few requests: 2 sign-ins a minute
+# with a burst of 3, one open stream.
+POSTLY_CORS_ORIGINS="http://localhost:3000, https://app.example.com" POSTLY_GATEWAY_SIGNIN_PER_MINUTE=2 POSTLY_GATEWAY_SIGNIN_BURST=3 \
+  POSTLY_GATEWAY_STREAMS_PER_ADDRESS=1 gateway_config "$run/nginx" "$gateway_port"
 # The same postly.conf with short timeouts, so that a slow service and a slow client take
 # seconds to check, and one route that fails inside nginx itself.
 sed -e 's/proxy_read_timeout 60s;/proxy_read_timeout 2s;/' -e 's/client_body_timeout 30s;/client_body_timeout 1s;/' \
@@ -54,9 +57,14 @@ fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 # to start).
 declare -A body
 request() {
-  local method=$1 path=$2 key value; shift 2
+  local method=$1 path=$2; shift 2
   : >"$run/b"; : >"$run/h"  # curl leaves them as they were when nothing arrives
   status=$(curl -s -o "$run/b" -D "$run/h" -w '%{http_code}' -X "$method" "$@" "$base$path") || status=000
+  read_body
+}
+# read_body: the top-level JSON fields of $run/b into the array body.
+read_body() {
+  local key value
   body=()
   while IFS=$'\t' read -r key value; do body[$key]=$value; done < <("$python" -c '
 import json, sys
@@ -206,6 +214,52 @@ else fail "a body that stops arriving: wanted the connection closed without a pa
 request GET /check/internal-error -H 'X-Request-ID: broken-1'
 expect_problem 500 internal_error "a failure inside the gateway"
 
+# Request lines nginx cannot parse (curl would clean them up: sent as raw bytes). Each is a 400
+# problem document, not nginx's HTML 500.
+for line in 'GET /api/posts/%zz HTTP/1.1' 'GET /api/posts/%00 HTTP/1.1' 'GET /api/posts/% HTTP/1.1' \
+  'GET /api/posts/%2 HTTP/1.1' $'GET /api/posts/\x01 HTTP/1.1' $'GET /api/\x7f HTTP/1.1'; do
+  "$python" - "$gateway_port" "$line" >"$run/raw" <<'PY'
+import socket, sys
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5) as s:
+    s.sendall(sys.argv[2].encode("latin-1") + b"\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+head, _, body = data.partition(b"\r\n\r\n")
+print(head.split(b" ")[1].decode() if head else "000")
+print(head.decode("latin-1"))
+print("\n" + body.decode("latin-1"))
+PY
+  status=$(head -1 "$run/raw")
+  sed -n '2,/^$/p' "$run/raw" >"$run/h"
+  sed '1,/^$/d' "$run/raw" >"$run/b"
+  read_body
+  expect_problem 400 bad_request "the request line $(printf %q "$line")"
+done
+
+# Per-address limits: sign-ins past the rate and burst answer 429 with Retry-After; other auth
+# routes and other services are not limited; a second open stream is refused.
+limited=""
+for attempt in 1 2 3 4 5 6; do
+  request POST /api/auth/register -H 'Content-Type: application/json' -d '{}'
+  if [ "$status" = 429 ]; then limited=$attempt; break; fi
+done
+expect_problem 429 rate_limited "registrations past the limit (after $limited requests)"
+if [ "$(header Retry-After)" = 30 ]; then pass; else fail "429 carries Retry-After: 30 at 2 a minute, got '$(header Retry-After)'"; fi
+for path in /api/auth/login /api/auth/login/email /api/auth/register/; do
+  request POST "$path" -H 'Content-Type: application/json' -d '{}'
+  expect_problem 429 rate_limited "POST $path shares the sign-in limit"
+done
+expect_route GET /api/auth/jwks auth
+expect_route POST /api/auth/refresh auth
+expect_route POST /api/posts posts
+curl -s -N --max-time 3 -o /dev/null "$base/api/notifications/stream" &
+first_stream=$!
+sleep 0.5
+request GET /api/notifications/stream --max-time 3
+expect_problem 429 rate_limited "a second stream from one address, past POSTLY_GATEWAY_STREAMS_PER_ADDRESS=1"
+wait "$first_stream" || true
+
 request GET /health/live
 if [ "$status" = 200 ] && [ -n "$(header X-Request-ID)" ]; then pass; else fail "gateway /health/live: $status"; fi
 
@@ -222,6 +276,7 @@ sed "s/^listen 8080;/listen 127.0.0.1:$compose_port;/" "$postly_root/deploy/ngin
   >"$compose/postly-upstreams.conf"
 cp "$postly_root/deploy/nginx/postly-headers.conf" "$compose/"
 POSTLY_CORS_ORIGINS='*' "$postly_root/deploy/nginx/cors-origins.sh" "$compose/postly-cors-origins.conf"
+"$postly_root/deploy/nginx/limits.sh" "$compose"
 cat >"$compose/nginx.conf" <<CONF
 pid $compose/nginx.pid;
 error_log stderr notice;

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from postly_suite import lib
 from postly_suite.checks import Checks
-from postly_suite.client import Client, unique_word
+from postly_suite.client import Client, ready_status, unique_word
 from postly_suite.suite import eventually, running_suite, settle
 
 check = Checks()
@@ -51,13 +51,6 @@ def crash_and_restart(suite, name):
     service.start()
     ready, _ = eventually(60, lambda: ready_status(suite.port(name)) == 200)
     return time.monotonic() - started if ready else None
-
-
-def ready_status(port):
-    try:
-        return Client(port).call("GET", "/health/ready").status
-    except OSError:
-        return None
 
 
 # --- requests with their timing ------------------------------------------------------------------

@@ -125,6 +125,7 @@ gateway_config() {
   } >"$dir/postly-upstreams.conf"
   ln -sf "$postly_root/deploy/nginx/postly-headers.conf" "$dir/postly-headers.conf"
   "$postly_root/deploy/nginx/cors-origins.sh" "$dir/postly-cors-origins.conf"
+  "$postly_root/deploy/nginx/limits.sh" "$dir"
   # The variables above name these groups: nginx keeps connections to each service open
   # (without them every request pays a new TCP connection), and max_fails=0 never benches a
   # service that was down a moment ago. With several instances, a request an instance could

@@ -28,9 +28,9 @@ import traceback
 import urllib.parse
 import uuid
 
-from postly_suite import ROOT
+from postly_suite import ROOT, lib
 from postly_suite.checks import Checks
-from postly_suite.client import Client
+from postly_suite.client import Client, ready_status
 from postly_suite.suite import SERVICES, eventually, running_suite, settle
 
 # The contract's "within 1 second" promises (comments in posts, search, revocation, streams).
@@ -219,6 +219,8 @@ def walk(client, pexels):
         refused, took = eventually(WITHIN, lambda: probe().status == 401)
         check(f"the logged-out token is refused by {service} within {WITHIN} s ({took:.2f} s)", refused)
 
+    logged_out = ada
+
     # Deleting the post removes it everywhere.
     ada = client.call("POST", "/api/auth/login/email", body={"email": f"ada.{suffix}@example.com", "password": "correct horse"}).body["accessToken"]
     answer = client.call("DELETE", f"/api/posts/{post_id}", ada)
@@ -232,6 +234,27 @@ def walk(client, pexels):
     left, took = eventually(WITHIN, lambda: client.call("GET", f"/api/posts/{post_id}/comments").status == 404)
     check(f"the comments service forgets the deleted post within {WITHIN} s ({took:.2f} s)", left)
     check("an unknown route is a 404 problem document", client.call("GET", "/api/nothing").headers.get("content-type", "").startswith("application/problem+json"))
+    return logged_out
+
+
+def revocations_survive_restarts(client, suite, logged_out):
+    """The broker started again empty (tansu keeps nothing), then every service restarted: the
+    token logged out before is refused by each from its first answer on."""
+    broker = os.path.join(suite.run_dir, "broker")
+    lib.broker_stop(broker)
+    lib.broker_start(broker, suite.port("broker"))
+    for name in SERVICES:
+        for instance in range(1, suite.instances + 1):
+            service = suite.service(name, instance)
+            service.stop()
+            service.start()
+            ready, _ = eventually(60, lambda: ready_status(suite.port(name, instance)) == 200)
+            check(f"{service.name} is ready again after its restart", ready)
+    probes = {"auth": "/api/auth/check", "posts": "/api/posts", "comments": "/api/posts/none/comments",
+              "search": "/api/posts/search?q=quokka", "images": "/api/images/curated", "notifications": "/api/notifications"}
+    for name, path in probes.items():
+        answer = client.call("GET", path, logged_out)
+        check(f"after the restarts, {name} refuses the token logged out before", answer.status == 401, answer)
 
 
 # --- a client nobody here wrote: schemathesis against every service's own document -------------
@@ -343,8 +366,9 @@ def main():
     with running_suite("system", check, instances=INSTANCES) as suite:
         secrets.append(suite.pexels.key)
         try:
-            walk(Client(suite.port("gateway")), suite.pexels)
+            logged_out = walk(Client(suite.port("gateway")), suite.pexels)
             conformance(Client(suite.port("gateway")), suite)
+            revocations_survive_restarts(Client(suite.port("gateway")), suite, logged_out)
             if suite.instances > 1:
                 instance_killed_under_load(Client(suite.port("gateway")), suite)
             logs = os.path.join(suite.run_dir, "logs")

@@ -20,12 +20,13 @@ func buildRouter(_ kit: ServiceKit, _ configuration: AuthConfiguration, signer: 
         accounts: PostgresAccountRepository(database: kit.database),
         writes: kit.writes,
         signer: signer,
-        passwords: PasswordHasher(cost: configuration.bcryptCost),
-        rateLimiter: LoginRateLimiter(limits: configuration.loginLimits),
+        passwords: PasswordHasher(cost: configuration.bcryptCost, concurrent: configuration.hashesAtOnce, waiting: configuration.hashesWaiting),
+        rateLimiter: LoginRateLimiter(limits: configuration.loginLimits, writes: kit.writes),
         google: GoogleIDTokenVerifier(configuration: configuration.google, httpClient: kit.httpClient, logger: kit.logger),
         denyList: kit.denyList,
         accessTokenLifetime: configuration.accessTokenLifetime,
-        refreshTokenLifetime: configuration.refreshTokenLifetime
+        refreshTokenLifetime: configuration.refreshTokenLifetime,
+        refreshReplayGrace: configuration.refreshReplayGrace
     ).addRoutes(to: router)
     return router
 }

@@ -8,7 +8,7 @@ let openAPI = OpenAPIDocument(
       "info": {
         "title": "Postly auth service",
         "version": "1.0.0",
-        "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per email and per client address (429 with Retry-After)."
+        "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per client address and per email (429 with Retry-After), counted in the database; password hashes queue, and a full queue answers 503."
       },
       "paths": {
         "/api/auth/register": {
@@ -25,7 +25,12 @@ let openAPI = OpenAPIDocument(
               "409": {"$ref": "#/components/responses/Problem"},
               "413": {"$ref": "#/components/responses/Problem"},
               "415": {"$ref": "#/components/responses/Problem"},
-              "422": {"$ref": "#/components/responses/Problem"}
+              "422": {"$ref": "#/components/responses/Problem"},
+              "503": {
+                "description": "Too many password hashes waiting (a flood of sign-ins); try again after Retry-After",
+                "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              }
             }
           }
         },
@@ -44,7 +49,12 @@ let openAPI = OpenAPIDocument(
               "415": {"$ref": "#/components/responses/Problem"},
               "422": {"$ref": "#/components/responses/Problem"},
               "429": {
-                "description": "Too many failed logins for this email or from this client",
+                "description": "Too many failed logins from this client, or for this email from a client that failed at it",
+                "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              },
+              "503": {
+                "description": "Too many password hashes waiting (a flood of sign-ins); try again after Retry-After",
                 "headers": {"Retry-After": {"schema": {"type": "integer"}}},
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
               }
@@ -53,13 +63,17 @@ let openAPI = OpenAPIDocument(
         },
         "/api/auth/login": {
           "post": {
-            "summary": "Sign in with a Google ID token; creates the user on first sign-in, links an account with the same verified email",
+            "summary": "Sign in with a Google ID token; creates the user on first sign-in, links an account with the same verified email (its password then stops working and its other sessions are revoked)",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GoogleLoginRequest"}}}},
             "responses": {
               "200": {"description": "Signed in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
               "400": {"$ref": "#/components/responses/Problem"},
               "401": {
                 "description": "Bad signature, unknown key, wrong issuer or audience, expired, or unverified email",
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+              },
+              "409": {
+                "description": "account_conflict: the email's account is linked to another Google account; nothing changed",
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
               },
               "413": {"$ref": "#/components/responses/Problem"},
@@ -74,7 +88,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/auth/refresh": {
           "post": {
-            "summary": "Trade a refresh token for a new pair; the old one is spent, and presenting it again revokes the whole session",
+            "summary": "Trade a refresh token for a new pair; the old one is spent: presented again within 10 s it answers the same pair once (a retry, a second tab), any later use revokes the whole session",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RefreshRequest"}}}},
             "responses": {
               "200": {"description": "A new pair", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthSession"}}}},
@@ -121,7 +135,7 @@ let openAPI = OpenAPIDocument(
             "properties": {
               "name": {"type": "string", "minLength": 1, "maxLength": 100},
               "email": {"type": "string", "format": "email", "description": "trimmed, case-insensitive"},
-              "password": {"type": "string", "minLength": 8, "maxLength": 1024}
+              "password": {"type": "string", "minLength": 8, "maxLength": 1000, "description": "without NUL; every byte counts"}
             }
           },
           "EmailLoginRequest": {"type": "object", "required": ["email", "password"], "properties": {"email": {"type": "string"}, "password": {"type": "string"}}},
@@ -131,7 +145,7 @@ let openAPI = OpenAPIDocument(
             "type": "object",
             "required": ["accessToken", "refreshToken", "user"],
             "properties": {
-              "accessToken": {"type": "string", "description": "JWT, EdDSA; claims sub, sid, iat, exp, iss, name"},
+              "accessToken": {"type": "string", "description": "JWT, EdDSA; claims sub, sid, iat, exp, iss, aud (postly), name"},
               "refreshToken": {"type": "string", "description": "opaque, single use"},
               "tokenType": {"type": "string", "const": "Bearer"},
               "expiresIn": {"type": "integer", "description": "seconds until the access token expires"},

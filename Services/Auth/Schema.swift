@@ -2,7 +2,7 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The auth database: the outbox (version 1), then users, sessions, refresh tokens and the
-/// token-signing keys.
+/// token-signing keys, the write unit's tables, and the failed logins.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -57,5 +57,13 @@ let schema = Migrations([
             INSERT INTO event_sequences (topic, key, sequence)
             SELECT 'postly.users', id, event_sequence FROM users WHERE event_sequence > 0;
             ALTER TABLE users DROP COLUMN event_sequence;
+            """),
+    LoginRateLimiter.migration,
+    Migration(
+        version: 6, name: "refresh replay",
+        sql: """
+            -- The answer of the refresh that spent the token, sealed with a key only the token's
+            -- holder can derive; a retry within the grace gets it once more (replayed_at).
+            ALTER TABLE refresh_tokens ADD COLUMN answer bytea, ADD COLUMN replayed_at timestamptz;
             """),
 ])

@@ -15,7 +15,7 @@ func buildApplicationAndHub(
     let repository = PostgresNotificationRepository(database: kit.database)
     let hub = NotificationHub(
         database: kit.database, repository: repository, heartbeatInterval: configuration.heartbeatInterval,
-        streamCapacity: configuration.streamCapacity, logger: logger)
+        streamCapacity: configuration.streamCapacity, streamsPerUser: configuration.streamsPerUser, logger: logger)
     kit.denyList.onRevocation { hub.endSession($0) }
     let app = kit.application(
         router: buildRouter(kit, configuration, repository: repository, hub: hub),

@@ -12,6 +12,9 @@ public struct NotificationsConfiguration: Sendable {
     /// `NOTIFICATIONS_STREAM_BUFFER` (default 64): how many events a stream may fall behind
     /// its client before it is dropped.
     public var streamCapacity: Int
+    /// `NOTIFICATIONS_STREAMS_PER_USER` (default 5): streams one user may have open on an
+    /// instance; one more closes the user's oldest.
+    public var streamsPerUser: Int
     /// How long a stream ticket is valid (the contract's 60 seconds).
     public var ticketLifetime: Duration = .seconds(60)
 
@@ -19,5 +22,6 @@ public struct NotificationsConfiguration: Sendable {
         service = ServiceConfiguration(name: "notifications", defaultPort: 8086, environment: environment)
         heartbeatInterval = .milliseconds(environment.integer("NOTIFICATIONS_HEARTBEAT_MS", default: 10_000, in: 50...15_000))
         streamCapacity = environment.integer("NOTIFICATIONS_STREAM_BUFFER", default: 64, in: 1...Int.max)
+        streamsPerUser = environment.integer("NOTIFICATIONS_STREAMS_PER_USER", default: 5, in: 1...1_000)
     }
 }

@@ -50,4 +50,10 @@ let schema = Migrations([
             );
             CREATE INDEX stream_tickets_by_expiry ON stream_tickets (expires_at);
             """),
+    Migration(
+        version: 4, name: "a ticket's stream ends with its token",
+        sql: """
+            -- When the access token that asked for the ticket expires: the stream ends then.
+            ALTER TABLE stream_tickets ADD COLUMN access_expires_at timestamptz;
+            """),
 ])

@@ -7,9 +7,9 @@ import Synchronization
 
 /// Verifies access tokens with the auth service's public keys (its JWKS), which it fetches
 /// at start, refreshes periodically, and refetches when a token names a key it does not
-/// know yet (key rotation). Rejects what jwt-kit would not catch on its own: algorithms
-/// other than the two the auth service signs with, tokens without a key id, a foreign
-/// issuer, and sessions on the deny-list.
+/// know yet (key rotation). Rejects what jwt-kit would not catch on its own: any algorithm
+/// but the one the auth service signs with (EdDSA), tokens without a key id, a foreign
+/// issuer, and sessions on the deny-list; `AccessTokenClaims` checks expiry and audience.
 public final class AccessTokenVerifier: Service, Sendable {
     public struct Configuration: Sendable {
         /// `iss` of every accepted token.
@@ -29,7 +29,7 @@ public final class AccessTokenVerifier: Service, Sendable {
     /// Returns the JWKS document as JSON.
     public typealias JWKSSource = @Sendable () async throws -> String
 
-    static let acceptedAlgorithms: Set<String> = ["EdDSA", "ES256"]
+    static let acceptedAlgorithms: Set<String> = ["EdDSA"]
 
     private let configuration: Configuration
     private let keySet: JWKSCache

@@ -41,7 +41,10 @@ public struct ServiceKit: Sendable {
     public let httpClient: CurlHTTPClient
     public let denyList: SessionDenyList
     public let verifier: AccessTokenVerifier
+    /// The revoked sessions heard of, kept in the service's database and loaded at start.
+    let revokedSessions: RevokedSessions
     public let readiness = ReadinessMonitor()
+    /// The service's migrations and the kit's own (`RevokedSessions`).
     let schema: Migrations
     let publishesEvents: Bool
     let started = StartupGate()
@@ -49,7 +52,8 @@ public struct ServiceKit: Sendable {
     public var name: String { configuration.name }
 
     /// - Parameters:
-    ///   - schema: the service's migrations, applied at start.
+    ///   - schema: the service's migrations, applied at start with the kit's own (versions from
+    ///     `RevokedSessions.firstKitVersion` up).
     ///   - publishesEvents: runs the outbox relay and the write unit's purge.
     public init(
         _ configuration: ServiceConfiguration, schema: Migrations, publishesEvents: Bool = false, logger: Logger,
@@ -57,9 +61,10 @@ public struct ServiceKit: Sendable {
     ) throws {
         self.configuration = configuration
         self.logger = logger
-        self.schema = schema
+        self.schema = Migrations(schema.migrations + [RevokedSessions.migration])
         self.publishesEvents = publishesEvents
         database = Database(configuration: configuration.postgres, logger: logger)
+        revokedSessions = RevokedSessions(database: database)
         producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
         writes = WriteUnit(database: database, producer: configuration.name, clock: options.clock, logger: logger)
         let httpClient = CurlHTTPClient(logger: logger)
@@ -98,8 +103,9 @@ public struct ServiceKit: Sendable {
         return router
     }
 
-    /// The service as an application: the kit's parts, then the token verifier, `services`,
-    /// the relay and `consumers`, started once `startup` (after the migrations and topics) has run.
+    /// The service as an application: the kit's parts, then the token verifier, the revocation
+    /// listener, `services`, the relay and `consumers`, started once `startup` (after the
+    /// migrations, the topics and loading the revoked sessions) has run.
     /// Shutdown runs in reverse: the HTTP server, the consumers and relay, `services`, then
     /// the producer and the database.
     public func application(
@@ -107,20 +113,23 @@ public struct ServiceKit: Sendable {
         startup: @escaping @Sendable () async throws -> Void = {}
     ) -> some ApplicationProtocol {
         let relay: [any Service] = publishesEvents ? [writes, OutboxRelay(database: database, publisher: producer, logger: logger)] : []
-        // The verifier too: the auth service's own keys exist once its start-up made them.
-        let afterStartup = ([verifier] + services + relay + consumers).map { AfterStartup(service: $0, started: started) as any Service }
+        // The verifier too: the auth service's own keys exist once its start-up made them; and the
+        // revocation listener, which stores into a table the migrations make.
+        let listener = SessionRevocationListener(
+            kafka: configuration.kafka, serviceName: name, denyList: denyList, store: revokedSessions, logger: logger)
+        let afterStartup = ([verifier, listener] + services + relay + consumers).map {
+            AfterStartup(service: $0, started: started) as any Service
+        }
         var application = Application(
             router: router,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "postly-\(name)"),
-            services: [
-                httpClient, readiness,
-                SessionRevocationListener(kafka: configuration.kafka, serviceName: name, denyList: denyList, logger: logger),
-                database, producer,
-            ] + afterStartup,
+            services: [httpClient, readiness, database, producer] + afterStartup,
             logger: logger)
         application.beforeServerStarts {
             try await prepare()
+            // Sessions revoked before the restart stay refused, whatever the broker still holds.
+            try await revokedSessions.load(into: denyList)
             try await startup()
             started.open()
         }

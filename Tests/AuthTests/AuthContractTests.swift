@@ -36,7 +36,7 @@ import Testing
 
             let stored = try await auth.database.query("SELECT password_hash, email FROM users")
             let hash: String = try stored[0].decode("password_hash")
-            #expect(hash.hasPrefix("$2b$04$"), "only a bcrypt hash is stored")
+            #expect(hash.hasPrefix("$bcrypt-sha256$$2b$04$"), "only a bcrypt hash (of the password's SHA-256) is stored")
             #expect(try stored[0].decode("email", as: String.self) == "ada@example.com")
         }
     }
@@ -59,6 +59,8 @@ import Testing
                 (["name": "Ada", "email": "ada@example.com", "password": "short"], "password"),
                 (["name": "   ", "email": "ada@example.com", "password": "long enough"], "name"),
                 (["name": String(repeating: "n", count: 101), "email": "ada@example.com", "password": "long enough"], "name"),
+                // 100 characters of 100 combining marks each: 20 KB, a token too big for any gateway.
+                (["name": String(repeating: "n" + String(repeating: "\u{301}", count: 100), count: 100), "email": "ada@example.com", "password": "long enough"], "name"),
                 (["email": "ada@example.com", "password": "long enough"], "name"),
             ]
             for item in cases {
@@ -69,6 +71,57 @@ import Testing
             }
             let users = try await auth.database.query("SELECT count(*) AS n FROM users")
             #expect(try users[0].decode("n", as: Int64.self) == 0, "nothing was created")
+        }
+    }
+
+    /// The name rides in every access token: the longest one allowed keeps the Authorization
+    /// header far below the gateway's 8 KiB (over it, every call would answer 431).
+    @Test func theLongestNameKeepsTheTokenUnderTheGatewaysHeaderLimit() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let session = try await auth.registered(name: String(repeating: "\u{1F600}", count: 100))
+            #expect(session.user.name.count == 100)
+            #expect("Authorization: Bearer \(session.accessToken)".utf8.count < 4_096)
+        }
+    }
+
+    /// bcrypt stops at NUL: "\u{0}abcdefg" passed the 8-character rule and "\u{0}" then
+    /// signed in. NUL is refused on both routes.
+    @Test func passwordsWithNULAnswer422() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let register = try await auth.register(email: "nul@example.com", password: "\u{0}abcdefg")
+            #expect(register.status == .unprocessableContent)
+            #expect(try register.problem().errors?["password"] != nil)
+            let login = try await auth.loginWithEmail("nul@example.com", password: "\u{0}")
+            #expect(login.status == .unprocessableContent)
+            let users = try await auth.database.query("SELECT count(*) AS n FROM users")
+            #expect(try users[0].decode("n", as: Int64.self) == 0)
+        }
+    }
+
+    /// Composed and decomposed accents, full-width letters and another case are one address.
+    @Test func lookAlikeEmailsAreOneAccount() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let composed = try await auth.registered(email: "Jos\u{E9}@example.com")
+            #expect(composed.user.email == "jos\u{E9}@example.com")
+            for lookAlike in ["Jose\u{301}@example.com", "\u{FF2A}os\u{E9}@example.com", "JOS\u{C9}@EXAMPLE.COM"] {
+                #expect(try await auth.register(email: lookAlike).status == .conflict, "\(lookAlike.unicodeScalars.map(\.value))")
+            }
+            #expect(try await auth.loginWithEmail("jose\u{301}@example.com", password: "correct horse").status == .ok)
+            let users = try await auth.database.query("SELECT count(*) AS n FROM users")
+            #expect(try users[0].decode("n", as: Int64.self) == 1)
+        }
+    }
+
+    @Test func invisibleAndBidiCharactersInEmailsAnswer422() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            for email in ["ada\u{200B}@example.com", "ada@exa\u{202E}elpmax.com", "\u{FEFF}ada@example.com", "ada\u{2066}@example.com", "a\u{AD}da@example.com"] {
+                let response = try await auth.register(email: email)
+                #expect(response.status == .unprocessableContent, "\(email.unicodeScalars.map(\.value))")
+                #expect(try response.problem().errors?["email"] != nil)
+                #expect(try await auth.loginWithEmail(email, password: "correct horse").status == .unprocessableContent)
+            }
+            let users = try await auth.database.query("SELECT count(*) AS n FROM users")
+            #expect(try users[0].decode("n", as: Int64.self) == 0)
         }
     }
 
@@ -129,7 +182,7 @@ import Testing
     }
 
     @Test func refreshRotatesAndASpentTokenRevokesTheSession() async throws {
-        try await AuthTestHarness.run { auth async throws in
+        try await AuthTestHarness.run(configure: { $0.refreshReplayGrace = .zero }) { auth async throws in
             let first = try await auth.registered()
             let rotated = try await auth.refresh(first.refreshToken)
             #expect(rotated.status == .ok)
@@ -148,6 +201,42 @@ import Testing
             let stored = try await auth.database.query("SELECT token_hash FROM refresh_tokens")
             let hashes = try stored.map { try $0.decode("token_hash", as: [UInt8].self) }
             #expect(hashes.allSatisfy { $0.count == 32 }, "stored as SHA-256 only")
+        }
+    }
+
+    /// Two tabs (or a retry) refresh with one token at once: both get the same new pair, the
+    /// session lives on; the token's third use is a thief's and revokes the session.
+    @Test func aRefreshTokenUsedTwiceAtOnceAnswersTheSamePairOnce() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let first = try await auth.registered()
+            let answers = try await withThrowingTaskGroup(of: AuthSession.self) { group in
+                for _ in 0..<2 { group.addTask { try await auth.refresh(first.refreshToken).session() } }
+                return try await group.reduce(into: [AuthSession]()) { $0.append($1) }
+            }
+            #expect(answers.count == 2)
+            #expect(answers[0].refreshToken == answers[1].refreshToken && answers[0].accessToken == answers[1].accessToken)
+            #expect(try await auth.check(answers[0].accessToken).status == .ok, "the session lives on")
+            #expect(try await auth.refresh(answers[0].refreshToken).status == .ok, "the new refresh token works")
+
+            #expect(try await auth.refresh(first.refreshToken).status == .unauthorized, "a third use answers 401")
+            #expect(try await auth.check(answers[0].accessToken).status == .unauthorized, "and revokes the session")
+            let kept = try await auth.database.query("SELECT count(*) AS n FROM refresh_tokens WHERE answer IS NOT NULL AND replayed_at IS NOT NULL")
+            #expect(try kept[0].decode("n", as: Int64.self) == 0, "a replayed answer is not kept")
+        }
+    }
+
+    /// A retry a moment later gets the same pair; once the grace is over the token revokes.
+    @Test func aRetryWithinTheGraceGetsTheSamePairAndALaterOneRevokes() async throws {
+        try await AuthTestHarness.run(configure: { $0.refreshReplayGrace = .seconds(1) }) { auth async throws in
+            let first = try await auth.registered()
+            let answer = try await auth.refresh(first.refreshToken).session()
+            let retry = try await auth.refresh(first.refreshToken).session()
+            #expect(retry.accessToken == answer.accessToken && retry.refreshToken == answer.refreshToken)
+
+            let second = try await auth.refresh(answer.refreshToken).session()
+            try await Task.sleep(for: .milliseconds(1_300))
+            #expect(try await auth.refresh(answer.refreshToken).status == .unauthorized, "after the grace a reuse answers 401")
+            #expect(try await auth.check(second.accessToken).status == .unauthorized, "and revokes the session")
         }
     }
 
@@ -202,6 +291,7 @@ import Testing
             #expect(claims.sub.value == session.user.userId)
             #expect(claims.name == "Edsger")
             #expect(claims.iss.value == "postly-auth")
+            #expect(claims.aud.value == ["postly"], "every service checks the audience")
             #expect(abs(claims.exp.value.timeIntervalSince(claims.iat.value) - 3600) < 2)
 
             let stored = try await auth.database.query("SELECT kid FROM signing_keys")

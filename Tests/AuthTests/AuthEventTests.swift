@@ -14,31 +14,34 @@ import TestSupport
             try await AuthTestHarness.run(brokers: broker.brokers, google: issuer) { auth async throws in
                 let session = try await auth.registered(name: "Ada Lovelace", email: "ada@example.com")
                 let picture = "https://images.example.test/ada.png"
-                #expect(try await auth.loginWithGoogle(try await issuer.idToken(email: "ada@example.com", picture: picture)).status == .ok)
-                #expect(try await auth.post("/api/auth/logout", json: nil, token: session.accessToken).status == .ok)
-                let sessionId = try #require(AuthContractTests.claims(of: session.accessToken)["sid"] as? String)
+                // Linking revokes the password's session; then Ada logs out of Google's.
+                let google = try await auth.loginWithGoogle(try await issuer.idToken(email: "ada@example.com", picture: picture)).session()
+                #expect(try await auth.post("/api/auth/logout", json: nil, token: google.accessToken).status == .ok)
+                let sessionIds = try [session, google].map { try #require(AuthContractTests.claims(of: $0.accessToken)["sid"] as? String) }
 
                 let kafka = try testConfiguration(brokers: broker.brokers)
                 let consumer = try KafkaConsumer(
                     configuration: kafka, groupID: uniqueName("auth-events"), topics: [Topic.users.rawValue], logger: testLogger)
-                let messages = try await withRunning([consumer]) { try await receive(3, from: consumer) }
+                let messages = try await withRunning([consumer]) { try await receive(4, from: consumer) }
                 let events = try messages.map { try PostlyJSON.decoder().decode(Event.self, from: Data($0.value)) }
                     .sorted { $0.sequence < $1.sequence }
                 let userId = session.user.userId
 
-                #expect(events.map(\.type) == [.userRegistered, .userUpdated, .sessionRevoked])
-                #expect(events.map(\.sequence) == [1, 2, 3], "one counter per user, across user.* and session.revoked")
+                #expect(events.map(\.type) == [.userRegistered, .sessionRevoked, .userUpdated, .sessionRevoked])
+                #expect(events.map(\.sequence) == [1, 2, 3, 4], "one counter per user, across user.* and session.revoked")
                 #expect(events.allSatisfy { $0.key == userId && $0.producer == "auth" })
                 #expect(messages.allSatisfy { $0.key == userId }, "the Kafka key is the user id")
                 #expect(events[0].data == .userRegistered(UserSnapshot(userId: userId, name: "Ada Lovelace", profilePicture: nil)))
-                #expect(events[1].data == .userUpdated(UserSnapshot(userId: userId, name: "Ada Lovelace", profilePicture: picture)))
-                guard case .sessionRevoked(let revocation) = events[2].data else {
-                    Issue.record("not a revocation: \(events[2].data)")
-                    return
+                #expect(events[2].data == .userUpdated(UserSnapshot(userId: userId, name: "Ada Lovelace", profilePicture: picture)))
+                for (event, sessionId) in zip([events[1], events[3]], sessionIds) {
+                    guard case .sessionRevoked(let revocation) = event.data else {
+                        Issue.record("not a revocation: \(event.data)")
+                        continue
+                    }
+                    #expect(revocation.sessionId == sessionId)
+                    #expect(revocation.userId == userId)
+                    #expect(revocation.expiresAt > Date())
                 }
-                #expect(revocation.sessionId == sessionId)
-                #expect(revocation.userId == userId)
-                #expect(revocation.expiresAt > Date())
 
                 // Shaped like the shared samples, and never carrying the email.
                 for message in messages {

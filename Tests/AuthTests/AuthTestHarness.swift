@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import PostlyKafka
 import PostlyModels
 import PostlyPostgres
 import PostlyService
@@ -22,19 +23,26 @@ struct AuthTestHarness: Sendable {
         _ body: @escaping @Sendable (AuthTestHarness) async throws -> Void
     ) async throws {
         try await ServiceTestHarness.run(brokers: brokers, poolSize: 4) { setup in
-            var configuration = AuthConfiguration(environment: [:])
-            configuration.service.postgres = setup.postgres
-            configuration.service.kafka = setup.kafka
-            configuration.bcryptCost = 4
-            if let google {
-                configuration.google = .init(
-                    issuer: LocalOpenIDIssuer.issuer, jwksURL: google.jwksURL, clientIds: ["another-client", LocalOpenIDIssuer.clientId])
-            }
+            var configuration = Self.configuration(postgres: setup.postgres, kafka: setup.kafka, google: google)
             configure(&configuration)
             return try buildApplication(configuration, logger: testLogger)
         } _: { harness in
             try await body(AuthTestHarness(harness: harness))
         }
+    }
+
+    /// The tests' configuration: the given database and broker, bcrypt at cost 4, and the
+    /// local issuer as Google when there is one.
+    static func configuration(postgres: PostgresConfiguration, kafka: KafkaConfiguration, google: LocalOpenIDIssuer? = nil) -> AuthConfiguration {
+        var configuration = AuthConfiguration(environment: [:])
+        configuration.service.postgres = postgres
+        configuration.service.kafka = kafka
+        configuration.bcryptCost = 4
+        if let google {
+            configuration.google = .init(
+                issuer: LocalOpenIDIssuer.issuer, jwksURL: google.jwksURL, clientIds: ["another-client", LocalOpenIDIssuer.clientId])
+        }
+        return configuration
     }
 
     // MARK: - Requests

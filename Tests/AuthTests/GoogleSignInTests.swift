@@ -27,18 +27,83 @@ import Testing
         }
     }
 
-    @Test func aGoogleSignInLinksTheAccountWithTheSameEmail() async throws {
+    /// Someone registered the victim's address first and chose the password; the victim then
+    /// signs in with Google. The account is hers from then on: the squatter's password and
+    /// sessions stop working.
+    @Test func linkingAnAccountEndsItsUnprovenPasswordAndItsSessions() async throws {
         try await LocalOpenIDIssuer.run { issuer async throws in
             try await AuthTestHarness.run(google: issuer) { auth async throws in
-                let registered = try await auth.registered(email: "barbara@example.com")
+                let squatter = try await auth.registered(email: "barbara@example.com", password: "squatter's password")
+                let unverified = try await auth.loginWithGoogle(try await issuer.idToken(email: "barbara@example.com", emailVerified: false))
+                #expect(unverified.status == .unauthorized, "an unverified Google email links nothing")
+                #expect(try await auth.loginWithEmail("barbara@example.com", password: "squatter's password").status == .ok)
+
                 let response = try await auth.loginWithGoogle(try await issuer.idToken(email: "BARBARA@example.com"))
                 #expect(response.status == .ok)
-                #expect(try response.session().user.userId == registered.user.userId)
-                #expect(
-                    try await auth.loginWithEmail("barbara@example.com", password: "correct horse").status == .ok,
-                    "the password still works")
+                let barbara = try response.session()
+                #expect(barbara.user.userId == squatter.user.userId, "the account is linked, not duplicated")
+                #expect(try await auth.loginWithEmail("barbara@example.com", password: "squatter's password").status == .unauthorized)
+                #expect(try await auth.check(squatter.accessToken).status == .unauthorized, "the squatter's sessions are revoked")
+                #expect(try await auth.refresh(squatter.refreshToken).status == .unauthorized)
+                #expect(try await auth.check(barbara.accessToken).status == .ok, "the new session works")
+                let events = try await auth.database.query("SELECT count(*) AS n FROM outbox WHERE convert_from(payload, 'UTF8') LIKE '%\"session.revoked\"%'")
+                #expect(try events[0].decode("n", as: Int64.self) == 2, "every other service hears of both sessions")
             }
         }
+    }
+
+    @Test func anotherGoogleAccountWithTheSameEmailAnswers409AndChangesNothing() async throws {
+        try await LocalOpenIDIssuer.run { issuer async throws in
+            try await AuthTestHarness.run(google: issuer) { auth async throws in
+                let first = try await auth.loginWithGoogle(try await issuer.idToken(subject: "first-subject", email: "ann@example.com"))
+                #expect(first.status == .ok)
+                let before = try await Self.snapshot(auth)
+
+                let second = try await auth.loginWithGoogle(try await issuer.idToken(subject: "second-subject", email: "ann@example.com"))
+                #expect(second.status == .conflict)
+                #expect(try second.problem().code == "account_conflict")
+                #expect(try await Self.snapshot(auth) == before, "no user, link or session changed")
+                #expect(try await auth.check(try first.session().accessToken).status == .ok)
+                let again = try await auth.loginWithGoogle(try await issuer.idToken(subject: "first-subject", email: "ann@example.com"))
+                #expect(try again.session().user.userId == first.session().user.userId)
+            }
+        }
+    }
+
+    /// Two Google accounts claim one registered email at the same moment: one links it, the
+    /// other gets 409; and one Google account's first sign-in twice at once makes one user.
+    @Test func racingSignInsLinkOnceAndCreateOnce() async throws {
+        try await LocalOpenIDIssuer.run { issuer async throws in
+            try await AuthTestHarness.run(google: issuer) { auth async throws in
+                let registered = try await auth.registered(email: "race@example.com")
+                let tokens = [
+                    try await issuer.idToken(subject: "racer-a", email: "race@example.com"),
+                    try await issuer.idToken(subject: "racer-b", email: "race@example.com"),
+                ]
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for token in tokens { group.addTask { Int(try await auth.loginWithGoogle(token).status.code) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.sorted() == [200, 409])
+                let linked = try await auth.database.query("SELECT google_subject FROM users WHERE id = \(registered.user.userId)")
+                #expect(["racer-a", "racer-b"].contains(try linked[0].decode("google_subject", as: String?.self)))
+
+                let same = try await issuer.idToken(subject: "newcomer", email: "newcomer@example.com")
+                let users = try await withThrowingTaskGroup(of: String.self) { group in
+                    for _ in 0..<4 { group.addTask { try await auth.loginWithGoogle(same).session().user.userId } }
+                    return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+                }
+                #expect(users.count == 1)
+            }
+        }
+    }
+
+    /// Every user with its Google link and every session with its revocation, as stored.
+    static func snapshot(_ auth: AuthTestHarness) async throws -> [String] {
+        let users = try await auth.database.query("SELECT id, email, google_subject, password_hash FROM users ORDER BY id")
+        let sessions = try await auth.database.query("SELECT id, revoked_at FROM sessions ORDER BY id")
+        return try users.map { "\(try $0.decode("id", as: String.self)) \(try $0.decode("email", as: String.self)) \(try $0.decode("google_subject", as: String?.self) ?? "-") \(try $0.decode("password_hash", as: String?.self) ?? "-")" }
+            + sessions.map { "\(try $0.decode("id", as: String.self)) \($0.isNull("revoked_at"))" }
     }
 
     @Test func spoiledIDTokensAnswer401() async throws {
@@ -81,6 +146,7 @@ import Testing
         try await LocalOpenIDIssuer.run { issuer async throws in
             try await AuthTestHarness.run(google: issuer, configure: { $0.google.clientIds = [] }) { auth async throws in
                 #expect(try await auth.loginWithGoogle(try await issuer.idToken(email: "n@example.com")).status == .unauthorized)
+                #expect(issuer.fetches.count == 0, "answered at once, without asking for Google's keys")
             }
         }
     }

@@ -1,27 +1,36 @@
 import AuthService
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import Testing
+import TestSupport
 
 @Suite struct LoginRateLimitTests {
-    @Test func theEleventhFailureInAMinuteAnswers429AndAnotherEmailStillSignsIn() async throws {
+    static let guesser: HTTPFields = [.forwardedFor: "203.0.113.66"]
+    static let owner: HTTPFields = [.forwardedFor: "198.51.100.7"]
+
+    @Test func theEleventhFailureAnswers429ToTheGuesserButNotToTheOwner() async throws {
         try await AuthTestHarness.run { auth async throws in
             _ = try await auth.registered(email: "target@example.com", password: "the real password")
             _ = try await auth.registered(email: "bystander@example.com", password: "another password")
             for attempt in 1...10 {
-                let response = try await auth.loginWithEmail("target@example.com", password: "guess \(attempt)")
+                let response = try await auth.loginWithEmail("target@example.com", password: "guess \(attempt)", headers: Self.guesser)
                 #expect(response.status == .unauthorized, "attempt \(attempt)")
             }
-            let limited = try await auth.loginWithEmail("target@example.com", password: "guess 11")
+            let limited = try await auth.loginWithEmail("target@example.com", password: "guess 11", headers: Self.guesser)
             #expect(limited.status == .tooManyRequests)
             let retryAfter = try #require(limited.headers[.retryAfter].flatMap { Int($0) })
             #expect((1...60).contains(retryAfter))
             #expect(try limited.problem().code == "rate_limited")
             #expect(
-                try await auth.loginWithEmail("target@example.com", password: "the real password").status == .tooManyRequests,
-                "even the right password waits")
-            #expect(try await auth.loginWithEmail("bystander@example.com", password: "another password").status == .ok)
+                try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.guesser).status
+                    == .tooManyRequests, "the guessing address waits, even with the right password")
+            #expect(
+                try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner).status == .ok,
+                "the owner, from an address that has not been failing, signs in")
+            #expect(try await auth.loginWithEmail("bystander@example.com", password: "another password", headers: Self.guesser).status == .ok)
         }
     }
 
@@ -42,6 +51,61 @@ import Testing
                 "someone@example.com", password: "a good password", headers: [.forwardedFor: "198.51.100.9"])
             #expect(elsewhere.status == .ok)
         }
+    }
+
+    /// Thirty guesses at once: only the limit's worth get to a password check, however many
+    /// arrive before the first check has finished.
+    @Test func guessesAreChargedBeforeThePasswordIsChecked() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            _ = try await auth.registered(email: "burst@example.com", password: "the real password")
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for attempt in 1...30 {
+                    group.addTask { try await auth.loginWithEmail("burst@example.com", password: "guess \(attempt)", headers: Self.guesser).status }
+                }
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .unauthorized }.count == 10)
+            #expect(statuses.filter { $0 == .tooManyRequests }.count == 20)
+        }
+    }
+
+    /// Two instances on one database share one count, and an instance started afresh still
+    /// holds it.
+    @Test func instancesShareTheCountsAndARestartKeepsThem() async throws {
+        let database = try await TestDatabase.create(poolSize: 1)
+        @Sendable func login(_ client: any TestClientProtocol, password: String) async throws -> HTTPResponse.Status {
+            let body = AuthTestHarness.json(["email": "shared@example.com", "password": password])
+            var headers = Self.guesser
+            headers[.contentType] = "application/json"
+            return try await client.execute(uri: "/api/auth/login/email", method: .post, headers: headers, body: ByteBuffer(string: body)).status
+        }
+        try await Self.instance(on: database).test(.router) { first async throws in
+            let registration = AuthTestHarness.json(["name": "Shared", "email": "shared@example.com", "password": "the real password"])
+            let registered = try await first.execute(
+                uri: "/api/auth/register", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: registration))
+            #expect(registered.status == .created)
+            try await Self.instance(on: database).test(.router) { second async throws in
+                for attempt in 1...5 {
+                    #expect(try await login(first, password: "first \(attempt)") == .unauthorized)
+                    #expect(try await login(second, password: "second \(attempt)") == .unauthorized)
+                }
+                #expect(try await login(first, password: "one more") == .tooManyRequests)
+                #expect(try await login(second, password: "one more") == .tooManyRequests)
+            }
+        }
+        try await Self.instance(on: database).test(.router) { restarted async throws in
+            #expect(try await login(restarted, password: "after the restart") == .tooManyRequests)
+        }
+        await database.drop()
+    }
+}
+
+extension LoginRateLimitTests {
+    /// An auth instance on `database`.
+    static func instance(on database: TestDatabase) throws -> some ApplicationProtocol {
+        var postgres = database.configuration
+        postgres.poolSize = 4
+        return try buildApplication(AuthTestHarness.configuration(postgres: postgres, kafka: try testConfiguration()), logger: testLogger)
     }
 }
 

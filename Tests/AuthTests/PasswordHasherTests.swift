@@ -26,22 +26,26 @@ import Testing
         }
     }
 
-    @Test func newHashesAreSaltedTwoBAtTheConfiguredCost() async throws {
+    @Test func newHashesAreSaltedPreHashedTwoBAtTheConfiguredCost() async throws {
         let hasher = PasswordHasher(cost: 5)
         let first = try await hasher.hash("s3cret pass")
         let second = try await hasher.hash("s3cret pass")
         #expect(first != second)
-        #expect(first.hasPrefix("$2b$05$"))
-        #expect(first.count == 60)
+        #expect(first.hasPrefix("$bcrypt-sha256$$2b$05$"))
+        #expect(first.count == "$bcrypt-sha256$".count + 60)
         #expect(try await hasher.verify("s3cret pass", against: first))
         #expect(try await !hasher.verify("s3cret pasS", against: first))
     }
 
-    @Test func onlyTheFirst72BytesCount() async throws {
+    /// bcrypt alone reads 72 bytes: a password that differs only after them must not match.
+    @Test func everyByteOfALongPasswordCounts() async throws {
         let hasher = PasswordHasher(cost: 4)
         let hash = try await hasher.hash(String(repeating: "a", count: 72) + "b")
-        #expect(try await hasher.verify(String(repeating: "a", count: 72) + "c", against: hash))
-        #expect(try await !hasher.verify(String(repeating: "a", count: 71), against: hash))
+        #expect(try await hasher.verify(String(repeating: "a", count: 72) + "b", against: hash))
+        #expect(try await !hasher.verify(String(repeating: "a", count: 72) + "c", against: hash))
+        #expect(try await !hasher.verify(String(repeating: "a", count: 72), against: hash))
+        let umlauts = try await hasher.hash(String(repeating: "ü", count: 40) + "x")
+        #expect(try await !hasher.verify(String(repeating: "ü", count: 40) + "y", against: umlauts))
     }
 
     @Test func anUnknownAccountOrAMalformedHashNeverMatches() async throws {

@@ -130,6 +130,39 @@ import TestSupport
         }
     }
 
+    /// Six streams of one user (other sessions included): the sixth closes the oldest.
+    @Test func aUsersSixthStreamClosesItsOldest() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            var streams: [EventStreamClient] = []
+            for _ in 0..<5 {
+                streams.append(try await service.openStream(as: try await service.user("Ada", id: author.id)))
+                // In order: which one is oldest must be clear.
+                #expect(try await eventually { service.hub.streamCount == streams.count })
+            }
+            let other = try await service.openStream(as: try await service.user("Grace"))
+            #expect(try await eventually { service.hub.streamCount == 6 })
+            let sixth = try await service.openStream(as: author)
+            #expect(sixth.status == 200)
+            #expect(try await eventually { streams[0].ended })
+            #expect(streams.dropFirst().allSatisfy { !$0.ended } && !other.ended && !sixth.ended)
+            #expect(service.hub.streamCount == 6)
+            for stream in streams + [other, sixth] { await stream.close() }
+        }
+    }
+
+    /// A stream opened with a token that expires ends then, heartbeat or not.
+    @Test func aStreamEndsWhenItsTokenExpires() async throws {
+        try await NotificationsTestService.run(configure: { $0.heartbeatInterval = .milliseconds(100) }) { service in
+            let stream = try await service.openStream(as: try await service.user("Ada", lifetime: 2))
+            let lasting = try await service.openStream(as: try await service.user("Grace"))
+            #expect(stream.status == 200)
+            #expect(try await eventually(within: .seconds(6)) { stream.ended })
+            #expect(!lasting.ended)
+            await lasting.close()
+        }
+    }
+
     @Test func aClientThatLeavesFreesItsStreamAtOnce() async throws {
         try await NotificationsTestService.run { service in
             let author = try await service.user("Ada")

@@ -96,9 +96,12 @@ struct NotificationsTestService: Sendable {
         var author: Author { Author(userId: id, name: name) }
     }
 
-    func user(_ name: String, id: String = UUID().uuidString.lowercased()) async throws -> User {
+    /// A user with a token valid for `lifetime` seconds.
+    func user(_ name: String, id: String = UUID().uuidString.lowercased(), lifetime: TimeInterval = 3600) async throws -> User {
         let sessionId = UUID().uuidString.lowercased()
-        return User(id: id, name: name, sessionId: sessionId, token: try await issuer.token(userId: id, sessionId: sessionId, name: name))
+        return User(
+            id: id, name: name, sessionId: sessionId,
+            token: try await issuer.token(userId: id, sessionId: sessionId, name: name, lifetime: lifetime))
     }
 
     // MARK: - Events

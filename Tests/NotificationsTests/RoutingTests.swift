@@ -13,7 +13,7 @@ import TestSupport
         let repository = PostgresNotificationRepository(database: kit.database)
         let hub = NotificationHub(
             database: kit.database, repository: repository, heartbeatInterval: configuration.heartbeatInterval,
-            streamCapacity: configuration.streamCapacity, logger: kit.logger)
+            streamCapacity: configuration.streamCapacity, streamsPerUser: configuration.streamsPerUser, logger: kit.logger)
         let router = buildRouter(kit, configuration, repository: repository, hub: hub)
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])

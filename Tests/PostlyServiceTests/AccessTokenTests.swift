@@ -60,6 +60,41 @@ import TestSupport
         #expect(try await status(app.issuer.token(issuer: "someone-else"), in: app) == .unauthorized)
     }
 
+    /// A token of the right issuer and key, but for another audience or for none.
+    @Test func tokenForAnotherAudienceOrForNoneIsRefused() async throws {
+        struct WithoutAudience: JWTPayload {
+            var sub: SubjectClaim, sid: String, iat: IssuedAtClaim, exp: ExpirationClaim, iss: IssuerClaim, name: String
+            func verify(using algorithm: some JWTAlgorithm) async throws {}
+        }
+        let app = try await TestApplication()
+        #expect(try await status(app.issuer.token(), in: app) == .ok)
+        #expect(try await status(app.issuer.token(audience: "another-app"), in: app) == .unauthorized)
+        let unaddressed = try await app.issuer.sign(
+            WithoutAudience(
+                sub: .init(value: "user-1"), sid: "s", iat: .init(value: Date()), exp: .init(value: Date().addingTimeInterval(600)),
+                iss: .init(value: "postly-auth"), name: "A"))
+        #expect(try await status(unaddressed, in: app) == .unauthorized)
+    }
+
+    /// Only EdDSA, the algorithm the auth service signs with: an ES256 token is refused even
+    /// when the key set carries its key.
+    @Test func onlyEdDSATokensAreAccepted() async throws {
+        let issuer = try await TestTokenIssuer()
+        let ecdsa = ES256PrivateKey()
+        let parameters = try #require(ecdsa.publicKey.parameters)
+        var jwks = try JSONDecoder().decode(JWKS.self, from: Data(issuer.jwks.utf8))
+        jwks.keys.append(.ecdsa(.es256, identifier: JWKIdentifier(string: "ec"), x: parameters.x, y: parameters.y, curve: .p256))
+        let published = String(decoding: try JSONEncoder().encode(jwks), as: UTF8.self)
+        let app = try await TestApplication(issuer: issuer, fetchJWKS: { published })
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: ecdsa, kid: JWKIdentifier(string: "ec"))
+        let es256 = try await keys.sign(
+            AccessTokenClaims(userId: "u", sessionId: "s", name: "A", issuer: "postly-auth", issuedAt: Date(), expiresAt: Date().addingTimeInterval(600)),
+            kid: JWKIdentifier(string: "ec"))
+        #expect(try await status(issuer.token(), in: app) == .ok)
+        #expect(try await status(es256, in: app) == .unauthorized)
+    }
+
     @Test func tokenSignedByAnotherKeyWithTheSameKidIsRefused() async throws {
         let app = try await TestApplication()
         let impostor = try await TestTokenIssuer(keyId: app.issuer.keyId)

@@ -1,12 +1,17 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import PostlyKafka
 import PostlyModels
+import PostlyPostgres
 import PostlyService
 import Testing
 import TestSupport
 
-/// Logout on the auth service reaches every service through `session.revoked` events.
+/// Logout on the auth service reaches every service through `session.revoked` events, and
+/// every service keeps what it heard across restarts.
 @Suite struct SessionRevocationTests {
     func publishRevocation(of sessionId: String, by producer: KafkaProducer) async throws {
         let event = Event(
@@ -28,12 +33,15 @@ import TestSupport
     @Test func aRevokedSessionsTokensAreRefusedWithinASecond() async throws {
         let broker = try await TestBroker.start()
         defer { broker.stop() }
+        let database = try await TestDatabase.create()
+        try await Migrations([RevokedSessions.migration]).apply(to: database.database)
         let kafka = try testConfiguration(brokers: broker.brokers)
         try await KafkaTopics.create([Topic.users.rawValue], configuration: kafka)
         let issuer = try await TestTokenIssuer()
         let denyList = SessionDenyList()
         let verifier = AccessTokenVerifier(configuration: .init(), denyList: denyList, logger: testLogger) { issuer.jwks }
-        let listener = SessionRevocationListener(kafka: kafka, serviceName: "test", denyList: denyList, logger: testLogger)
+        let listener = SessionRevocationListener(
+            kafka: kafka, serviceName: "test", denyList: denyList, store: RevokedSessions(database: database.database), logger: testLogger)
         let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
         let first = try await issuer.token(sessionId: "first")
         let second = try await issuer.token(sessionId: "second")
@@ -56,6 +64,65 @@ import TestSupport
             }
             let delay = published.duration(to: .now)
             #expect(delay < .seconds(1), "revocation to refusal took \(delay)")
+        }
+        await database.drop()
+    }
+
+    /// A service on the kit whose one route needs a caller, on `database` and `brokers`.
+    static func service(database: TestDatabase, brokers: String, issuer: TestTokenIssuer) throws -> some ApplicationProtocol {
+        var configuration = ServiceConfiguration(name: "revocation-test", defaultPort: 0, environment: [:])
+        configuration.postgres = database.configuration
+        configuration.kafka = try testConfiguration(brokers: brokers)
+        let jwks = issuer.jwks
+        let kit = try ServiceKit(configuration, schema: Migrations([]), logger: testLogger, options: .init(fetchJWKS: { jwks }))
+        let router = kit.makeRouter(openAPI: OpenAPIDocument(#"{"openapi": "3.1.0"}"#))
+        router.authenticated("api/me").get { _, context in context.identity.userId }
+        return kit.application(router: router)
+    }
+
+    static func status(of token: String, _ client: any TestClientProtocol) async throws -> HTTPResponse.Status {
+        try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(token)"], body: nil).status
+    }
+
+    /// The issue's attack: log out, restart the service against a broker that kept nothing
+    /// (tansu after a restart), and try the old token.
+    @Test func aSessionRevokedBeforeARestartStaysRefusedWithAnEmptyBroker() async throws {
+        let broker = try await TestBroker.start()
+        defer { broker.stop() }
+        let database = try await TestDatabase.create()
+        let issuer = try await TestTokenIssuer()
+        let loggedOut = try await issuer.token(sessionId: "logged-out")
+        let other = try await issuer.token(sessionId: "still-signed-in")
+
+        try await Self.service(database: database, brokers: broker.brokers, issuer: issuer).test(.router) { client async throws in
+            #expect(try await Self.status(of: loggedOut, client) == .ok)
+            let producer = try KafkaProducer(configuration: try testConfiguration(brokers: broker.brokers), logger: testLogger)
+            try await withRunning([producer]) { try await publishRevocation(of: "logged-out", by: producer) }
+            let refused = try await eventually { try await Self.status(of: loggedOut, client) == .unauthorized }
+            #expect(refused, "the revocation arrived through the broker")
+        }
+
+        broker.stop()
+        try await broker.start()
+        try await Self.service(database: database, brokers: broker.brokers, issuer: issuer).test(.router) { client async throws in
+            #expect(try await Self.status(of: loggedOut, client) == .unauthorized, "refused from the first request on")
+            #expect(try await Self.status(of: other, client) == .ok)
+        }
+        await database.drop()
+    }
+
+    @Test func storedRevocationsArePrunedOnceTheirTokensHaveExpired() async throws {
+        try await TestDatabase.with { database in
+            try await Migrations([RevokedSessions.migration]).apply(to: database)
+            let store = RevokedSessions(database: database)
+            try await store.record(SessionRevocation(sessionId: "expired", userId: "u", expiresAt: Date().addingTimeInterval(-1)))
+            try await store.record(SessionRevocation(sessionId: "live", userId: "u", expiresAt: Date().addingTimeInterval(60)))
+            // A second, earlier expiry of the same session never shortens it.
+            try await store.record(SessionRevocation(sessionId: "live", userId: "u", expiresAt: Date().addingTimeInterval(1)))
+            let denyList = SessionDenyList()
+            #expect(try await store.load(into: denyList) == 1)
+            #expect(denyList.isRevoked("live", now: Date().addingTimeInterval(30)))
+            #expect(try await database.query("SELECT session_id FROM revoked_sessions").count == 1)
         }
     }
 

@@ -45,6 +45,8 @@ import TestSupport
             let cases = [
                 (#"{"title":"   ","content":"c"}"#, "title"),
                 ("{\"title\":\"\(String(repeating: "x", count: 201))\",\"content\":\"c\"}", "title"),
+                // One character of 40 KB: an "x" with 20,000 combining marks.
+                ("{\"title\":\"x\(String(repeating: "\u{301}", count: 20_000))\",\"content\":\"c\"}", "title"),
                 ("{\"title\":\"t\",\"content\":\"\(String(repeating: "x", count: 100_001))\"}", "content"),
                 (#"{"title":"t","content":"c","coverImage":"javascript:alert(1)"}"#, "coverImage"),
                 (#"{"title":"t","content":"c","coverImage":"/relative.png"}"#, "coverImage"),

@@ -30,12 +30,17 @@ public struct TestTokenIssuer: Sendable {
     /// A signed access token; `lifetime` may be negative for an expired one.
     public func token(
         userId: String = UUID().uuidString.lowercased(), sessionId: String = UUID().uuidString.lowercased(),
-        name: String = "Test User", lifetime: TimeInterval = 3600, issuer: String? = nil
+        name: String = "Test User", lifetime: TimeInterval = 3600, issuer: String? = nil, audience: String = AccessTokenClaims.audience
     ) async throws -> String {
         let now = Date()
         let claims = AccessTokenClaims(
             userId: userId, sessionId: sessionId, name: name, issuer: issuer ?? self.issuer,
-            issuedAt: now.addingTimeInterval(min(0, lifetime) - 60), expiresAt: now.addingTimeInterval(lifetime))
-        return try await keys.sign(claims, kid: JWKIdentifier(string: keyId))
+            issuedAt: now.addingTimeInterval(min(0, lifetime) - 60), expiresAt: now.addingTimeInterval(lifetime), audience: audience)
+        return try await sign(claims)
+    }
+
+    /// Any payload, signed with the issuer's key and `kid` (for tokens shaped wrongly on purpose).
+    public func sign(_ payload: some JWTPayload) async throws -> String {
+        try await keys.sign(payload, kid: JWKIdentifier(string: keyId))
     }
 }

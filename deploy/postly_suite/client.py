@@ -102,6 +102,14 @@ class Client:
         return EventStream(self.connection(timeout), path, token)
 
 
+def ready_status(port):
+    """What a service's /health/ready answers on its own port; None while nothing listens."""
+    try:
+        return Client(port).call("GET", "/health/ready").status
+    except OSError:
+        return None
+
+
 def unique_word():
     """A word nothing else contains, nor comes within search's two typos of."""
     return "".join(random.choices(string.ascii_lowercase, k=12))

@@ -46,8 +46,10 @@ class Suite:
         self.environment, self.pexels = environment, pexels
         self.run_dir = environment["POSTLY_RUN_DIR"]
 
-    def port(self, part):
-        """The port of the gateway, postgres, the broker or a service."""
+    def port(self, part, instance=1):
+        """The port of the gateway, postgres, the broker or a service (its `instance`)."""
+        if instance > 1:
+            return int(self.environment[f"POSTLY_{part.upper()}_PORT_{instance}"])
         return int(self.environment[f"POSTLY_{part.upper()}_PORT"])
 
     @property
@@ -77,6 +79,9 @@ def running_suite(name, checks, instances=1):
                 environment.setdefault(f"POSTLY_{service.upper()}_PORT_{instance}", str(free_port()))
         environment["POSTLY_INSTANCES"] = str(instances)
         environment.update({"POSTLY_RUN_DIR": run_dir, "PEXELS_API_KEY": pexels.key, "PEXELS_BASE_URL": pexels.url})
+        # Every request comes from loopback, which the gateway's per-address limits do not
+        # exempt: room for the sign-ins the runs make (tens, some at once).
+        environment.setdefault("POSTLY_GATEWAY_SIGNIN_BURST", "200")
         try:
             subprocess.run([os.path.join(ROOT, "deploy", "up.sh")], env=environment, check=True)
             yield Suite(environment, pexels)

@@ -33,7 +33,7 @@ def write_keys_and_tokens(directory, count):
     with open(os.path.join(directory, "tokens.txt"), "w") as f:
         for i in range(count):
             claims = {"sub": str(uuid.uuid4()), "sid": str(uuid.uuid4()), "iat": now - 60, "exp": now + 86400,
-                      "iss": "postly-auth", "name": f"Bench User {i}"}
+                      "iss": "postly-auth", "aud": "postly", "name": f"Bench User {i}"}
             signing_input = header + "." + b64(json.dumps(claims).encode())
             # Ed25519 signs a whole message, which openssl reads from a file, not a pipe.
             with open(signed, "w") as message:

@@ -17,6 +17,8 @@ struct AuthController {
     let denyList: SessionDenyList
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
+    /// How long a spent refresh token answers its new pair once more.
+    let refreshReplayGrace: Duration
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
         let auth = router.group("api/auth")
@@ -46,20 +48,27 @@ struct AuthController {
 
     @Sendable func loginWithEmail(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {
         let body = try await request.decodeJSON(as: EmailLoginRequest.self, context: context)
-        var missing: [String: String] = [:]
-        if (body.email ?? "").isEmpty { missing["email"] = "must not be empty" }
-        if (body.password ?? "").isEmpty { missing["password"] = "must not be empty" }
-        guard missing.isEmpty, let password = body.password else { throw APIError.invalidFields(missing) }
+        var errors: [String: String] = [:]
+        if (body.email ?? "").isEmpty { errors["email"] = "must not be empty" }
+        if AuthValidation.hasInvisibleCharacters(body.email ?? "") { errors["email"] = AuthValidation.invisibleCharacters }
+        if (body.password ?? "").isEmpty { errors["password"] = "must not be empty" }
+        if body.password?.contains("\u{0}") == true { errors["password"] = AuthValidation.nulInPassword }
+        guard errors.isEmpty, let password = body.password else { throw APIError.invalidFields(errors) }
         let email = AuthValidation.normalizedEmail(body.email ?? "")
-        let client = Self.clientAddress(of: request, context: context)
-        try rateLimiter.checkAllowed(email: email, client: client)
-        // An unknown email is checked against a dummy hash: same answer, same time.
-        let account = try await accounts.account(email: email)
-        guard try await passwords.verify(password, against: account?.passwordHash), let account else {
-            rateLimiter.recordFailure(email: email, client: client)
-            throw APIError.unauthorized(Self.invalidCredentials)
+        // Charged as a failure before the hash is checked, forgiven when the password was right.
+        let charge = try await rateLimiter.charge(email: email, client: Self.clientAddress(of: request, context: context))
+        let account: Account?
+        let matches: Bool
+        do {
+            account = try await accounts.account(email: email)
+            // An unknown email is checked against a dummy hash: same answer, same time.
+            matches = try await passwords.verify(password, against: account?.passwordHash)
+        } catch {
+            try? await rateLimiter.refund(charge)
+            throw error
         }
-        rateLimiter.recordSuccess(email: email)
+        guard matches, let account else { throw APIError.unauthorized(Self.invalidCredentials) }
+        try await rateLimiter.forgive(charge)
         return try await startSession { new in
             try await writes.write { try await accounts.startSession(userId: account.user.userId, session: new, in: $0) }
         }
@@ -69,9 +78,15 @@ struct AuthController {
         let body = try await request.decodeJSON(as: GoogleLoginRequest.self, context: context)
         guard let token = body.token, !token.isEmpty else { throw APIError.invalidFields(["token": "must not be empty"]) }
         let identity = try await google.verify(token)
-        return try await startSession { new in
-            try await writes.write { try await accounts.signIn(google: identity, session: new, in: $0) }
+        var revoked: [SessionRevocation] = []
+        let session = try await startSession { new in
+            let signedIn = try await writes.write { try await accounts.signIn(google: identity, session: new, in: $0) }
+            revoked = signedIn.revokedSessions
+            return signedIn.user
         }
+        // Refused here at once; the other services hear of it through `session.revoked`.
+        for revocation in revoked { denyList.revoke(sessionId: revocation.sessionId, until: revocation.expiresAt) }
+        return session
     }
 
     @Sendable func refresh(_ request: Request, context: PostlyRequestContext) async throws -> AuthSession {
@@ -83,13 +98,29 @@ struct AuthController {
         let nextToken = RefreshToken.generate()
         let next = RefreshTokenRecord(hash: RefreshToken.hash(nextToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime))
         let accessExpiresAt = now.addingTimeInterval(accessTokenLifetime)
-        let outcome = try await writes.write {
-            try await accounts.refresh(tokenHash: RefreshToken.hash(presented), next: next, accessExpiresAt: accessExpiresAt, in: $0)
+        let presentedHash = RefreshToken.hash(presented)
+        enum Answer { case session(AuthSession), reused(SessionRevocation), invalid }
+        let answer = try await writes.write { transaction -> Answer in
+            switch try await accounts.refresh(
+                tokenHash: presentedHash, next: next, accessExpiresAt: accessExpiresAt, replayWithin: refreshReplayGrace, in: transaction)
+            {
+            case .rotated(let user, let sessionId):
+                // Signed and kept before the commit: a second refresh with the token waits for it.
+                let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
+                let session = AuthSession(accessToken: access.token, refreshToken: nextToken, expiresIn: Int(accessTokenLifetime), user: user)
+                try await accounts.keepAnswer(try RefreshReplay.seal(session, with: presented), ofSpent: presentedHash, in: transaction)
+                return .session(session)
+            case .replayed(let sealed):
+                return .session(try RefreshReplay.open(sealed, with: presented))
+            case .reused(let revocation):
+                return .reused(revocation)
+            case .invalid:
+                return .invalid
+            }
         }
-        switch outcome {
-        case .rotated(let user, let sessionId):
-            let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
-            return AuthSession(accessToken: access.token, refreshToken: nextToken, expiresIn: Int(accessTokenLifetime), user: user)
+        switch answer {
+        case .session(let session):
+            return session
         case .reused(let revocation):
             denyList.revoke(sessionId: revocation.sessionId, until: revocation.expiresAt)
             context.logger.notice("a spent refresh token was presented again; its session is revoked", metadata: ["sessionId": "\(revocation.sessionId)"])

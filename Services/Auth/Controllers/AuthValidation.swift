@@ -3,15 +3,35 @@ import PostlyService
 
 /// The contract's rules for names, emails and passwords.
 enum AuthValidation {
-    static let nameLength = 1...100
+    /// At most 100 characters and 400 bytes: the name rides in every access token, which must
+    /// stay far below the gateway's 8 KiB header limit.
+    static let nameLimit = TextLimit(characters: 100)
     static let minimumPasswordLength = 8
-    /// Far above any real password; bcrypt reads only the first 72 bytes anyway.
-    static let maximumPasswordLength = 1024
+    /// Far above any real password; every byte counts (`PasswordHasher` pre-hashes).
+    static let maximumPasswordLength = 1000
 
-    /// Emails are trimmed and compared case-insensitively: stored lower-cased.
+    /// Emails are trimmed, NFKC-normalized and case-folded before they are stored or compared:
+    /// spellings that look alike (composed or not, full-width, another case) are one account.
     static func normalizedEmail(_ email: String) -> String {
-        email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        email.trimmingCharacters(in: .whitespacesAndNewlines)
+            .precomposedStringWithCompatibilityMapping
+            .folding(options: .caseInsensitive, locale: nil)
+            .precomposedStringWithCompatibilityMapping
     }
+
+    /// Characters nobody sees or that reorder what is shown (zero-width, bidirectional
+    /// controls, other format characters): the tools of a look-alike address.
+    static func hasInvisibleCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            let properties = scalar.properties
+            return properties.isDefaultIgnorableCodePoint || properties.isBidiControl
+                || properties.generalCategory == .format || properties.generalCategory == .control
+        }
+    }
+
+    static let invisibleCharacters = "must not contain invisible or bidirectional control characters"
+    /// bcrypt would stop at it: "\u{0}abcdefg" would sign in as "\u{0}".
+    static let nulInPassword = "must not contain NUL characters"
 
     /// One `@`, a non-empty local part, a dotted domain, no white space, at most 254 characters.
     static func isValidEmail(_ email: String) -> Bool {
@@ -28,17 +48,22 @@ enum AuthValidation {
         let name = name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         if name.isEmpty {
             errors["name"] = "must not be empty"
-        } else if !nameLength.contains(name.count) {
-            errors["name"] = "must be at most \(nameLength.upperBound) characters"
+        } else if let problem = nameLimit.problem(with: name) {
+            errors["name"] = problem
         }
-        let email = normalizedEmail(email ?? "")
+        let written = email ?? ""
+        let email = normalizedEmail(written)
         if email.isEmpty {
             errors["email"] = "must not be empty"
+        } else if hasInvisibleCharacters(written) {
+            errors["email"] = invisibleCharacters
         } else if !isValidEmail(email) {
             errors["email"] = "must be a valid email address"
         }
         let password = password ?? ""
-        if password.count < minimumPasswordLength {
+        if password.contains("\u{0}") {
+            errors["password"] = nulInPassword
+        } else if password.count < minimumPasswordLength {
             errors["password"] = "must be at least \(minimumPasswordLength) characters"
         } else if password.count > maximumPasswordLength {
             errors["password"] = "must be at most \(maximumPasswordLength) characters"

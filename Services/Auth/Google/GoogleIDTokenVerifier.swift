@@ -56,7 +56,8 @@ public final class GoogleIDTokenVerifier: Sendable {
 
     /// Who the token says signed in, or 401.
     public func verify(_ token: String) async throws -> GoogleIdentity {
-        guard let header = JWTHeader(of: token), header.alg == "RS256", let kid = header.kid else { throw Self.invalid }
+        // No client id configured: no token can be for us, and Google's keys are not worth a fetch.
+        guard !configuration.clientIds.isEmpty, let header = JWTHeader(of: token), header.alg == "RS256", let kid = header.kid else { throw Self.invalid }
         let keys: JWTKeyCollection?
         do {
             keys = try await keySet.keys(for: kid)
@@ -79,7 +80,7 @@ public final class GoogleIDTokenVerifier: Sendable {
         let name = claims.name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return GoogleIdentity(
             subject: claims.sub.value, email: email,
-            name: name.isEmpty ? String(email.prefix { $0 != "@" }) : String(name.prefix(100)),
+            name: AuthValidation.nameLimit.truncated(name.isEmpty ? String(email.prefix { $0 != "@" }) : name),
             picture: claims.picture.flatMap { $0.isEmpty ? nil : $0 })
     }
 

@@ -1,15 +1,18 @@
 import Foundation
+import PostlyEvents
+import PostlyPostgres
 import PostlyService
-import Synchronization
 
-/// Counts failed logins per email and per client address in a sliding window. Once either
-/// count reaches its limit, further attempts answer 429 until the oldest failure leaves the
-/// window. Only failures count, and each email has its own count, so someone else's wrong
-/// passwords never lock out a correct login for another email.
+/// Limits password guesses, counted in the auth database: every instance shares the counts
+/// and a restart keeps them. Each attempt is charged as a failure *before* the password is
+/// checked (so a burst of guesses cannot all pass the check while the first ones are still
+/// hashing) and forgiven when the password was right.
 ///
-/// The counts live in memory, per instance: behind N instances an attacker gets N times the
-/// limit, which still makes guessing useless, and a restart forgets them.
-public final class LoginRateLimiter: Sendable {
+/// Two limits within a sliding window: failures from one client address (across emails),
+/// and failures for one email. The email's limit refuses only addresses that have been
+/// failing for that email themselves: whoever guesses at a known email cannot lock its owner
+/// out, and an address that never failed still gets its try.
+public struct LoginRateLimiter: Sendable {
     public struct Limits: Sendable {
         public var failuresPerEmail: Int
         public var failuresPerClient: Int
@@ -22,69 +25,90 @@ public final class LoginRateLimiter: Sendable {
         }
     }
 
-    private struct Failures {
-        var byEmail: [String: [ContinuousClock.Instant]] = [:]
-        var byClient: [String: [ContinuousClock.Instant]] = [:]
-        var lastSweep = ContinuousClock.now
+    /// One attempt, charged as a failure until `forgive` says it was not one.
+    public struct Charge: Sendable {
+        let id: Int64
+        let email: String
+        let client: String
     }
 
-    /// Keys beyond which old entries are swept at once, so a flood of distinct emails
-    /// cannot grow the table without bound.
-    private static let sweepThreshold = 10_000
+    static let migration = Migration(
+        version: 5, name: "login failures",
+        sql: """
+            CREATE TABLE login_failures (
+                id bigserial PRIMARY KEY,
+                email text NOT NULL,
+                client text NOT NULL,
+                failed_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX login_failures_email ON login_failures (email, failed_at);
+            CREATE INDEX login_failures_client ON login_failures (client, failed_at);
+            CREATE INDEX login_failures_age ON login_failures (failed_at);
+            """)
 
     public let limits: Limits
-    private let failures = Mutex(Failures())
+    let writes: WriteUnit
 
-    public init(limits: Limits) {
+    public init(limits: Limits, writes: WriteUnit) {
         self.limits = limits
+        self.writes = writes
     }
 
-    /// Throws 429 with `Retry-After` when `email` or `client` has used up its failures.
-    public func checkAllowed(email: String, client: String, now: ContinuousClock.Instant = .now) throws {
-        let limits = self.limits
-        let wait = failures.withLock { state -> Duration? in
-            let emailWait = Self.wait(&state.byEmail, key: email, limit: limits.failuresPerEmail, window: limits.window, now: now)
-            let clientWait = Self.wait(&state.byClient, key: client, limit: limits.failuresPerClient, window: limits.window, now: now)
-            return [emailWait, clientWait].compactMap { $0 }.max()
-        }
-        if let wait {
-            let seconds = Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up))
-            throw APIError.tooManyRequests(retryAfterSeconds: seconds, "Too many failed logins; try again later")
-        }
-    }
+    private var windowSeconds: Int { Int(limits.window.components.seconds) }
 
-    public func recordFailure(email: String, client: String, now: ContinuousClock.Instant = .now) {
-        let window = limits.window
-        failures.withLock { state in
-            state.byEmail[email, default: []].append(now)
-            state.byClient[client, default: []].append(now)
-            if state.byEmail.count + state.byClient.count > Self.sweepThreshold || state.lastSweep.duration(to: now) > window {
-                Self.sweep(&state.byEmail, window: window, now: now)
-                Self.sweep(&state.byClient, window: window, now: now)
-                state.lastSweep = now
+    /// Charges an attempt of `client` at `email`, or throws 429 with `Retry-After` when either
+    /// has used up its failures.
+    public func charge(email: String, client: String) async throws -> Charge {
+        let (limits, window) = (self.limits, windowSeconds)
+        return try await writes.write { transaction in
+            let connection = transaction.connection
+            // The counts of one email and one address are read and charged one attempt at a
+            // time, by every instance (always in this order: no deadlock).
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-email:" + email), 0))")
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-client:" + client), 0))")
+            try await connection.execute("DELETE FROM login_failures WHERE failed_at < now() - \(window) * interval '1 second'")
+            let counts = try await connection.query(
+                """
+                SELECT count(*) FILTER (WHERE client = \(client)) AS by_client,
+                    count(*) FILTER (WHERE email = \(email)) AS by_email,
+                    count(*) FILTER (WHERE email = \(email) AND client = \(client)) AS by_pair
+                FROM login_failures WHERE email = \(email) OR client = \(client)
+                """)[0]
+            if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
+                throw try await Self.refusal(column: "client", value: client, limit: limits.failuresPerClient, window: window, in: connection)
             }
+            if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail, try counts.decode("by_pair", as: Int64.self) > 0 {
+                throw try await Self.refusal(column: "email", value: email, limit: limits.failuresPerEmail, window: window, in: connection)
+            }
+            let charged = try await connection.query(
+                "INSERT INTO login_failures (email, client) VALUES (\(email), \(client)) RETURNING id")
+            return Charge(id: try charged[0].decode("id"), email: email, client: client)
         }
     }
 
-    /// A correct password clears the email's failures (not the client's).
-    public func recordSuccess(email: String) {
-        failures.withLock { _ = $0.byEmail.removeValue(forKey: email) }
-    }
-
-    private static func wait(
-        _ table: inout [String: [ContinuousClock.Instant]], key: String, limit: Int, window: Duration, now: ContinuousClock.Instant
-    ) -> Duration? {
-        guard var times = table[key] else { return nil }
-        times.removeAll { $0.duration(to: now) >= window }
-        table[key] = times.isEmpty ? nil : times
-        guard times.count >= limit, let oldest = times.first else { return nil }
-        return window - oldest.duration(to: now)
-    }
-
-    private static func sweep(_ table: inout [String: [ContinuousClock.Instant]], window: Duration, now: ContinuousClock.Instant) {
-        table = table.compactMapValues { times in
-            let recent = times.filter { $0.duration(to: now) < window }
-            return recent.isEmpty ? nil : recent
+    /// The password was right: this address's failures at this email are forgiven, the
+    /// charge among them.
+    public func forgive(_ charge: Charge) async throws {
+        _ = try await writes.write {
+            try await $0.connection.execute("DELETE FROM login_failures WHERE email = \(charge.email) AND client = \(charge.client)")
         }
+    }
+
+    /// The attempt never got to the password (the database or the hashing queue failed): not a failure.
+    public func refund(_ charge: Charge) async throws {
+        _ = try await writes.write { try await $0.connection.execute("DELETE FROM login_failures WHERE id = \(charge.id)") }
+    }
+
+    /// 429, with the seconds until the `limit`-th newest failure leaves the window (then the
+    /// count is below the limit again).
+    private static func refusal(column: String, value: String, limit: Int, window: Int, in connection: DatabaseConnection) async throws -> APIError {
+        let rows = try await connection.query(
+            """
+            SELECT ceil(extract(epoch FROM failed_at + \(window) * interval '1 second' - now()))::bigint AS wait
+            FROM login_failures WHERE \(unescaped: column) = \(value)
+            ORDER BY failed_at DESC OFFSET \(limit - 1) LIMIT 1
+            """)
+        let wait = try rows.first?.decode("wait", as: Int64.self) ?? Int64(window)
+        return APIError.tooManyRequests(retryAfterSeconds: Int(max(1, wait)), "Too many failed logins; try again later")
     }
 }

@@ -9,6 +9,8 @@ public enum AccountError: Error, Sendable, Hashable {
     case emailTaken
     /// The account a token or session names no longer exists.
     case accountGone
+    /// The email's account is linked to another Google account.
+    case accountConflict
 }
 
 /// A user with what only the auth service sees of it.
@@ -26,6 +28,13 @@ public struct GoogleIdentity: Sendable, Hashable {
     public var picture: String?
 }
 
+/// What a Google sign-in did: whose session it started, and the sessions it ended (linking an
+/// account signs out whoever held its password).
+public struct GoogleSignIn: Sendable {
+    public var user: User
+    public var revokedSessions: [SessionRevocation]
+}
+
 /// A new session's refresh token, stored only as its hash.
 public struct RefreshTokenRecord: Sendable {
     public var hash: [UInt8]
@@ -36,6 +45,8 @@ public struct RefreshTokenRecord: Sendable {
 public enum RefreshOutcome: Sendable {
     /// The token was good and is now spent; the new one is stored.
     case rotated(user: User, sessionId: String)
+    /// The token was spent moments ago and asks once more: the answer kept then (`keepAnswer`).
+    case replayed(sealedAnswer: [UInt8])
     /// The token was spent already: it was stolen or replayed, so its session was revoked.
     case reused(SessionRevocation)
     /// Unknown, expired, or of a revoked session.
@@ -54,11 +65,18 @@ public protocol AccountRepository: Sendable {
     func user(id: String) async throws -> User
     /// Starts a session for a user who just proved who they are, and sets `lastLogin`.
     func startSession(userId: String, session: NewSession, in transaction: WriteTransaction) async throws -> User
-    /// Finds the Google account's user (by subject, else links the user with the same
-    /// email, else creates one) and starts a session.
-    func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> User
-    /// Spends a refresh token and stores its successor.
-    func refresh(tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction) async throws -> RefreshOutcome
+    /// Finds the Google account's user (by subject; else links the account with the same
+    /// email, whose password then stops working and whose sessions are revoked; else creates
+    /// one) and starts a session. Throws `accountConflict` when the email's account is linked
+    /// to another Google subject.
+    func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> GoogleSignIn
+    /// Spends a refresh token and stores its successor. A token spent less than `replayWithin`
+    /// ago answers, once, the answer kept with it; any other spent token revokes its session.
+    func refresh(
+        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration, in transaction: WriteTransaction
+    ) async throws -> RefreshOutcome
+    /// Keeps the (sealed) answer of the refresh that spent the token, for its replay.
+    func keepAnswer(_ sealedAnswer: [UInt8], ofSpent tokenHash: [UInt8], in transaction: WriteTransaction) async throws
     /// Revokes the session; nil when it was revoked already (or is not the user's).
     func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation?
     /// Whether the session exists and is not revoked.

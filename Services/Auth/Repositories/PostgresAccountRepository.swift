@@ -46,32 +46,33 @@ public struct PostgresAccountRepository: AccountRepository {
         return try await Self.user(id: userId, in: connection)
     }
 
-    public func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> User {
+    public func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> GoogleSignIn {
         let connection = transaction.connection
-        // Two first sign-ins (or a sign-in and a registration) of one email at once take turns.
+        // Sign-ins of one Google account, or of one email (a registration too), take turns;
+        // the subject's lock is always taken first.
+        try await Self.lock("google:" + google.subject, in: connection)
         try await Self.lockAccount(email: google.email, in: connection)
-        var rows = try await connection.query(
-            "SELECT \(unescaped: Self.userColumns) FROM users WHERE google_subject = \(google.subject) FOR UPDATE")
-        if rows.isEmpty {
-            rows = try await connection.query(
-                "SELECT \(unescaped: Self.userColumns) FROM users WHERE email = \(google.email) FOR UPDATE")
-        }
+        var revoked: [SessionRevocation] = []
         let userId: String
-        if let row = rows.first {
-            // Known, or an email-password account with the same verified email: link it.
+        if let row = try await connection.query(
+            "SELECT \(unescaped: Self.userColumns) FROM users WHERE google_subject = \(google.subject)"
+        ).first {
+            let known = try Self.account(row).user
+            userId = known.userId
+            try await Self.recordGoogleSignIn(google, of: known, in: transaction)
+        } else if let row = try await connection.query(
+            "SELECT \(unescaped: Self.userColumns), google_subject FROM users WHERE email = \(google.email)"
+        ).first {
+            // Another Google account holds this email's account: nothing is relinked silently.
+            guard row.isNull("google_subject") else { throw AccountError.accountConflict }
             let existing = try Self.account(row).user
             userId = existing.userId
+            // Google proved the email; the password was never proved by anyone. It stops
+            // working, and whoever signed in with it is signed out.
             try await connection.execute(
-                """
-                UPDATE users SET google_subject = \(google.subject), last_login = now(),
-                    profile_picture = COALESCE(profile_picture, \(google.picture))
-                WHERE id = \(userId)
-                """)
-            if existing.profilePicture == nil, let picture = google.picture {
-                var updated = existing
-                updated.profilePicture = picture
-                try await transaction.emit(.userUpdated(UserSnapshot(updated)), key: userId, actorId: userId)
-            }
+                "UPDATE users SET google_subject = \(google.subject), password_hash = NULL WHERE id = \(userId)")
+            revoked = try await Self.revokeAll(userId: userId, in: transaction)
+            try await Self.recordGoogleSignIn(google, of: existing, in: transaction)
         } else {
             userId = UUID().uuidString.lowercased()
             try await connection.execute(
@@ -83,16 +84,33 @@ public struct PostgresAccountRepository: AccountRepository {
             try await transaction.emit(.userRegistered(UserSnapshot(user)), key: userId, actorId: userId)
         }
         try await Self.insert(session, userId: userId, in: connection)
-        return try await Self.user(id: userId, in: connection)
+        return GoogleSignIn(user: try await Self.user(id: userId, in: connection), revokedSessions: revoked)
+    }
+
+    /// Sets `lastLogin`, and Google's picture when the user has none yet (`user.updated`).
+    static func recordGoogleSignIn(_ google: GoogleIdentity, of user: User, in transaction: WriteTransaction) async throws {
+        try await transaction.connection.execute(
+            """
+            UPDATE users SET last_login = now(), profile_picture = COALESCE(profile_picture, \(google.picture))
+            WHERE id = \(user.userId)
+            """)
+        if user.profilePicture == nil, let picture = google.picture {
+            var updated = user
+            updated.profilePicture = picture
+            try await transaction.emit(.userUpdated(UserSnapshot(updated)), key: user.userId, actorId: user.userId)
+        }
     }
 
     public func refresh(
-        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, in transaction: WriteTransaction
+        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration, in transaction: WriteTransaction
     ) async throws -> RefreshOutcome {
         let connection = transaction.connection
+        // A second refresh with the token waits here for the first to commit, and then sees it spent.
         let rows = try await connection.query(
             """
-            SELECT r.session_id, r.expires_at, r.spent_at, s.user_id, s.revoked_at, s.access_expires_at
+            SELECT r.session_id, r.expires_at, r.spent_at, r.answer, r.replayed_at,
+                r.spent_at > clock_timestamp() - \(Int(grace.components.seconds)) * interval '1 second' AS in_grace,
+                s.user_id, s.revoked_at, s.access_expires_at
             FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
             WHERE r.token_hash = \(tokenHash)
             FOR UPDATE
@@ -101,6 +119,10 @@ public struct PostgresAccountRepository: AccountRepository {
         let sessionId: String = try row.decode("session_id")
         let userId: String = try row.decode("user_id")
         guard row.isNull("revoked_at") else { return .invalid }
+        if try row.decode("in_grace", as: Bool?.self) == true, row.isNull("replayed_at"), let answer = try row.decode("answer", as: [UInt8]?.self) {
+            try await connection.execute("UPDATE refresh_tokens SET replayed_at = now(), answer = NULL WHERE token_hash = \(tokenHash)")
+            return .replayed(sealedAnswer: answer)
+        }
         if !row.isNull("spent_at") {
             // A spent token came back: whoever holds the session's tokens may be a thief.
             guard let revocation = try await Self.revoke(sessionId: sessionId, userId: userId, in: transaction) else {
@@ -109,7 +131,8 @@ public struct PostgresAccountRepository: AccountRepository {
             return .reused(revocation)
         }
         guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
-        try await connection.execute("UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = \(tokenHash)")
+        // The clock, not the transaction's start: the grace is measured from the moment it was spent.
+        try await connection.execute("UPDATE refresh_tokens SET spent_at = clock_timestamp() WHERE token_hash = \(tokenHash)")
         try await connection.execute(
             """
             INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
@@ -121,6 +144,10 @@ public struct PostgresAccountRepository: AccountRepository {
             WHERE id = \(sessionId)
             """)
         return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
+    }
+
+    public func keepAnswer(_ sealedAnswer: [UInt8], ofSpent tokenHash: [UInt8], in transaction: WriteTransaction) async throws {
+        try await transaction.connection.execute("UPDATE refresh_tokens SET answer = \(sealedAnswer) WHERE token_hash = \(tokenHash)")
     }
 
     public func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation? {
@@ -174,9 +201,30 @@ public struct PostgresAccountRepository: AccountRepository {
         return revocation
     }
 
+    /// Revokes every open session of the user, each with its `session.revoked`.
+    static func revokeAll(userId: String, in transaction: WriteTransaction) async throws -> [SessionRevocation] {
+        let rows = try await transaction.connection.query(
+            """
+            UPDATE sessions SET revoked_at = now() WHERE user_id = \(userId) AND revoked_at IS NULL
+            RETURNING id, access_expires_at
+            """)
+        var revoked: [SessionRevocation] = []
+        for row in rows {
+            let revocation = SessionRevocation(sessionId: try row.decode("id"), userId: userId, expiresAt: try row.decode("access_expires_at"))
+            try await transaction.emit(.sessionRevoked(revocation), key: userId, actorId: userId)
+            revoked.append(revocation)
+        }
+        return revoked
+    }
+
     /// Serializes the transactions that create or link the account of one email.
     static func lockAccount(email: String, in connection: DatabaseConnection) async throws {
-        try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("account:" + email), 0))")
+        try await lock("account:" + email, in: connection)
+    }
+
+    /// A lock on `name` until the transaction ends.
+    static func lock(_ name: String, in connection: DatabaseConnection) async throws {
+        try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
     }
 }
 

@@ -12,7 +12,7 @@ struct CommentsController: Sendable {
     let writes: WriteUnit
 
     /// The contract's bounds of a comment, in characters after trimming.
-    static let contentLength = 1...5_000
+    static let contentLimit = TextLimit(characters: 5_000)
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
         router.get("api/posts/:postId/comments", use: list)
@@ -44,9 +44,7 @@ struct CommentsController: Sendable {
 
         let content = (body.content ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard body.content != nil, !content.isEmpty else { throw APIError.invalidFields(["content": "must not be empty"]) }
-        guard content.count <= Self.contentLength.upperBound else {
-            throw APIError.invalidFields(["content": "must be at most \(Self.contentLength.upperBound) characters"])
-        }
+        if let problem = Self.contentLimit.problem(with: content) { throw APIError.invalidFields(["content": problem]) }
 
         let post = try await posts.visiblePost(id: postId, to: identity, authorization: request.headers[.authorization])
         let picture = try await repository.profilePicture(userId: identity.userId)

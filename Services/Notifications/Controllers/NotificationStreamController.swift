@@ -11,8 +11,9 @@ import ServiceLifecycle
 /// The caller is checked when the stream opens (a token, or a ticket for `EventSource`).
 /// A reconnect with `Last-Event-ID` (or `?lastEventId=`, for a new `EventSource`) is first
 /// replayed what came after that notification. The stream then follows the hub; it ends
-/// when its session is revoked, at graceful shutdown, when the client leaves, or when the
-/// client falls too far behind.
+/// when its session is revoked or its token expires, at graceful shutdown, when the client
+/// leaves, when the client falls too far behind, or when the user opens one stream too many
+/// (the oldest ends).
 struct NotificationStreamController: Sendable {
     let repository: any NotificationRepository
     let hub: NotificationHub
@@ -53,7 +54,7 @@ struct NotificationStreamController: Sendable {
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .accelBuffering: "no"],
             body: ResponseBody { writer in
-                let subscription = hub.subscribe(userId: caller.userId, sessionId: caller.sessionId) {
+                let subscription = hub.subscribe(userId: caller.userId, sessionId: caller.sessionId, expiresAt: caller.expiresAt) {
                     channel.close(promise: nil)
                 }
                 defer { hub.unsubscribe(subscription) }
@@ -101,7 +102,7 @@ struct NotificationStreamController: Sendable {
     /// Whose stream this is: the token's holder, else a ticket's (spent by this use).
     private func caller(_ request: Request, context: PostlyRequestContext) async throws -> TicketHolder {
         if let identity = context.identity {
-            return TicketHolder(userId: identity.userId, sessionId: identity.sessionId)
+            return TicketHolder(userId: identity.userId, sessionId: identity.sessionId, expiresAt: identity.expiresAt)
         }
         guard let ticket = request.uri.queryParameters.get("ticket") else {
             throw APIError.unauthorized("Authentication required: a Bearer token or a stream ticket")

@@ -64,7 +64,8 @@ struct NotificationsController: Sendable {
         // 256 bits from the system's secure generator, as hex: safe in a URL as it is.
         let ticket = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()
         try await repository.storeTicket(
-            ticket, for: TicketHolder(userId: identity.userId, sessionId: identity.sessionId), lifetime: ticketLifetime)
+            ticket, for: TicketHolder(userId: identity.userId, sessionId: identity.sessionId, expiresAt: identity.expiresAt),
+            lifetime: ticketLifetime)
         return StreamTicket(ticket: ticket)
     }
 

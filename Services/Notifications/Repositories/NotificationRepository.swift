@@ -12,10 +12,11 @@ struct StoredNotification: Sendable, Hashable {
     var notification: Notification
 }
 
-/// Who a spent stream ticket was issued to.
+/// Who a spent stream ticket was issued to, and when the token that asked for it expires.
 struct TicketHolder: Sendable, Hashable {
     var userId: String
     var sessionId: String
+    var expiresAt: Date
 }
 
 /// The notifications of users, their read state, and stream tickets.

@@ -74,9 +74,9 @@ struct PostgresNotificationRepository: NotificationRepository {
             try await connection.execute("DELETE FROM stream_tickets WHERE expires_at < now()")
             try await connection.execute(
                 """
-                INSERT INTO stream_tickets (hash, user_id, session_id, expires_at)
+                INSERT INTO stream_tickets (hash, user_id, session_id, expires_at, access_expires_at)
                 VALUES (sha256(\(Array(ticket.utf8))), \(holder.userId), \(holder.sessionId),
-                        now() + make_interval(secs => \(seconds)))
+                        now() + make_interval(secs => \(seconds)), \(holder.expiresAt))
                 """)
         }
     }
@@ -85,10 +85,11 @@ struct PostgresNotificationRepository: NotificationRepository {
         let rows = try await database.query(
             """
             DELETE FROM stream_tickets WHERE hash = sha256(\(Array(ticket.utf8)))
-            RETURNING user_id, session_id, expires_at > now() AS valid
+            RETURNING user_id, session_id, COALESCE(access_expires_at, expires_at) AS access_expires_at, expires_at > now() AS valid
             """)
         guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }
-        return TicketHolder(userId: try row.decode("user_id", as: String.self), sessionId: try row.decode("session_id", as: String.self))
+        return TicketHolder(
+            userId: try row.decode("user_id"), sessionId: try row.decode("session_id"), expiresAt: try row.decode("access_expires_at"))
     }
 
     // MARK: - Rows

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Metrics
 import PostlyPostgres
@@ -7,7 +8,8 @@ import Synchronization
 /// The open streams of this instance, and what reaches them: each notification stored by
 /// any instance (`NOTIFY` on the service's database at commit, read back only when one of
 /// its recipient's streams is open here), a heartbeat for all at once, and the end of a
-/// revoked session's streams.
+/// revoked session's streams, of streams whose token expired (checked at each heartbeat), and
+/// of a user's oldest stream when one more than `streamsPerUser` opens.
 final class NotificationHub: Service {
     private struct State {
         var nextId = 0
@@ -19,6 +21,7 @@ final class NotificationHub: Service {
     private let repository: any NotificationRepository
     private let heartbeatInterval: Duration
     private let streamCapacity: Int
+    private let streamsPerUser: Int
     private let logger: Logger
     private let state = Mutex(State())
     private let openStreams = Gauge(label: "postly_notification_streams_open")
@@ -26,28 +29,39 @@ final class NotificationHub: Service {
 
     init(
         database: Database, repository: any NotificationRepository, heartbeatInterval: Duration, streamCapacity: Int,
-        logger: Logger
+        streamsPerUser: Int, logger: Logger
     ) {
         self.database = database
         self.repository = repository
         self.heartbeatInterval = heartbeatInterval
         self.streamCapacity = streamCapacity
+        self.streamsPerUser = streamsPerUser
         self.logger = logger
     }
 
     // MARK: - Streams
 
-    /// Registers a stream of the user's notifications; `closeConnection` drops it for good.
-    func subscribe(userId: String, sessionId: String, closeConnection: @escaping @Sendable () -> Void) -> StreamSubscription {
-        let (subscription, count) = state.withLock { state in
+    /// Registers a stream of the user's notifications, until `expiresAt`; `closeConnection`
+    /// drops it for good. A user's oldest stream here ends when this one is one too many.
+    func subscribe(
+        userId: String, sessionId: String, expiresAt: Date, closeConnection: @escaping @Sendable () -> Void
+    ) -> StreamSubscription {
+        let (subscription, count, oldest) = state.withLock { state in
             state.nextId += 1
             let subscription = StreamSubscription(
-                id: state.nextId, userId: userId, sessionId: sessionId, capacity: streamCapacity, closeConnection: closeConnection)
+                id: state.nextId, userId: userId, sessionId: sessionId, expiresAt: expiresAt, capacity: streamCapacity,
+                closeConnection: closeConnection)
             state.byUser[userId, default: [:]][subscription.id] = subscription
             state.count += 1
-            return (subscription, state.count)
+            var oldest: StreamSubscription?
+            if let open = state.byUser[userId], open.count > streamsPerUser, let id = open.keys.min() {
+                oldest = state.byUser[userId]?.removeValue(forKey: id)
+                state.count -= 1
+            }
+            return (subscription, state.count, oldest)
         }
         openStreams.record(count)
+        oldest?.drop()
         return subscription
     }
 
@@ -106,7 +120,14 @@ final class NotificationHub: Service {
     private func beat() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: heartbeatInterval)
-            for subscription in subscriptions(where: { _ in true }) { offer(.heartbeat, to: subscription) }
+            let now = Date()
+            for subscription in subscriptions(where: { _ in true }) {
+                if subscription.expiresAt <= now {
+                    subscription.end()
+                } else {
+                    offer(.heartbeat, to: subscription)
+                }
+            }
         }
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the hub hands to one open stream.
 enum StreamItem: Sendable {
     case notification(StoredNotification)
@@ -12,14 +14,17 @@ final class StreamSubscription: Sendable {
     let id: Int
     let userId: String
     let sessionId: String
+    /// When the caller's access token expires: the stream ends then.
+    let expiresAt: Date
     let items: AsyncStream<StreamItem>
     private let continuation: AsyncStream<StreamItem>.Continuation
     private let closeConnection: @Sendable () -> Void
 
-    init(id: Int, userId: String, sessionId: String, capacity: Int, closeConnection: @escaping @Sendable () -> Void) {
+    init(id: Int, userId: String, sessionId: String, expiresAt: Date, capacity: Int, closeConnection: @escaping @Sendable () -> Void) {
         self.id = id
         self.userId = userId
         self.sessionId = sessionId
+        self.expiresAt = expiresAt
         self.closeConnection = closeConnection
         let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .bufferingOldest(capacity))
         self.items = items

@@ -55,8 +55,8 @@ struct UpdatePostRequest: Decodable {
 
 /// The contract's field rules, one place for create and update.
 enum PostValidation {
-    static let maximumTitleLength = 200
-    static let maximumContentLength = 100_000
+    static let titleLimit = TextLimit(characters: 200)
+    static let contentLimit = TextLimit(characters: 100_000)
     static let maximumCoverImageLength = 2_048
 
     static func title(_ value: String?, required: Bool, errors: inout [String: String]) -> String? {
@@ -67,8 +67,8 @@ enum PostValidation {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty {
             errors["title"] = "must not be empty"
-        } else if trimmed.count > maximumTitleLength {
-            errors["title"] = "must be at most \(maximumTitleLength) characters"
+        } else if let problem = titleLimit.problem(with: trimmed) {
+            errors["title"] = problem
         }
         return trimmed
     }
@@ -78,7 +78,7 @@ enum PostValidation {
             if required { errors["content"] = "is required" }
             return nil
         }
-        if value.count > maximumContentLength { errors["content"] = "must be at most \(maximumContentLength) characters" }
+        if let problem = contentLimit.problem(with: value) { errors["content"] = problem }
         return value
     }
 
