@@ -74,8 +74,10 @@ def nginx_accepts(config_files):
     with tempfile.TemporaryDirectory() as folder:
         os.makedirs(os.path.join(folder, "temp"))
         for name, text in config_files.items():
-            if name != "cors-origins.sh":
+            if not name.endswith(".sh"):
                 open(os.path.join(folder, name), "w").write(text)
+        # What the pod's first container writes: the limits from their defaults.
+        subprocess.run(["sh", "-c", config_files.get("limits.sh", ""), "limits.sh", folder], check=True, env={"PATH": os.environ["PATH"]})
         open(os.path.join(folder, "postly-resolver.conf"), "w").write("resolver 127.0.0.1 valid=10s ipv6=off;\n")
         open(os.path.join(folder, "postly-cors-origins.conf"), "w").write("default 0;\n")
         temp = os.path.join(folder, "temp")
@@ -160,7 +162,8 @@ def main():
               and all(set(p["spec"]["roles"]) == {"controller", "broker"} for p in pools.values()) and pools)
         gateway_conf = next((c for n, c in config_maps.items() if n.startswith("gateway-conf")), {"data": {}})["data"]
         nginx = os.path.join(ROOT, "deploy", "nginx")
-        same = all(gateway_conf.get(f) == open(os.path.join(nginx, f)).read() for f in ("postly.conf", "postly-headers.conf", "cors-origins.sh"))
+        same = all(gateway_conf.get(f) == open(os.path.join(nginx, f)).read()
+                   for f in ("postly.conf", "postly-headers.conf", "cors-origins.sh", "limits.sh"))
         check(f"{overlay}: the gateway's configuration is deploy/nginx's", same and gateway_conf.get("postly-upstreams.conf") == open(
             os.path.join(nginx, "postly-upstreams.k8s.conf")).read())
         upstreams = set(re.findall(r"set \$postly_([a-z]+) ([a-z]+)\.postly\.svc\.cluster\.local:8080;", gateway_conf.get("postly-upstreams.conf", "")))
