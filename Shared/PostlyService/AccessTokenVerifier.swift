@@ -78,6 +78,9 @@ public final class AccessTokenVerifier: Service, Sendable {
         return Identity(userId: claims.sub.value, sessionId: claims.sid, name: claims.name, expiresAt: claims.exp.value)
     }
 
+    /// Whether any key is known: until then every token answers 503.
+    public var hasKeys: Bool { keySet.hasKeys }
+
     /// Fetches the key set now; throws when the source is unreachable or the set is invalid.
     public func refresh() async throws {
         try await keySet.refreshOrThrow()

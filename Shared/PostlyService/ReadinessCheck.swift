@@ -12,12 +12,25 @@ public struct ReadinessCheck: Sendable {
         self.check = check
     }
 
-    /// The check `/health/serving` asks about.
+    /// The checks `/health/serving` asks about: without its database or the auth service's
+    /// keys an instance answers 503 to what matters.
     public static let databaseName = "database"
+    public static let tokenKeysName = "auth keys"
 
     public static func database(_ database: Database) -> ReadinessCheck {
         ReadinessCheck(name: databaseName) { try await database.ping() }
     }
+
+    /// The auth service's keys are known (fetched once; kept when a later fetch fails), so a
+    /// caller's token can be checked: a service started before auth could answer 503 to
+    /// every signed-in request until its next fetch, while it said it was ready.
+    public static func tokenKeys(_ verifier: AccessTokenVerifier) -> ReadinessCheck {
+        ReadinessCheck(name: tokenKeysName) {
+            guard verifier.hasKeys else { throw NoKeys() }
+        }
+    }
+
+    struct NoKeys: Error {}
 
     public static func broker(_ kafka: KafkaConfiguration) -> ReadinessCheck {
         let probe = KafkaBrokerProbe(configuration: kafka)

@@ -97,7 +97,7 @@ public struct ServiceKit: Sendable {
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AuthenticationMiddleware(verifier: verifier))
-        readiness.check([.database(database), .broker(configuration.kafka)])
+        readiness.check([.database(database), .broker(configuration.kafka), .tokenKeys(verifier)])
         OperationsRoutes(openAPIDocument: openAPI.json, readiness: readiness, readinessNotes: readinessNotes, metrics: PostlyMetrics.registry)
             .add(to: router)
         return router

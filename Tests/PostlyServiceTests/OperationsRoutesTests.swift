@@ -2,8 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import PostlyKafka
 import PostlyService
+import Synchronization
 import Testing
 import TestSupport
 
@@ -53,6 +55,34 @@ import TestSupport
                 }
             }
             #expect(settled)
+        }
+    }
+
+    /// A service started before the auth service answered 503 to every signed-in request for
+    /// up to 5 s while it said it was ready (the system tests' first comment, in CI): until the
+    /// keys are known it is neither ready nor serving, and it is both once they are.
+    @Test func anInstanceWithoutTheAuthKeysIsNeitherReadyNorServing() async throws {
+        let issuer = try await TestTokenIssuer()
+        let authAnswers = Mutex(false)
+        let verifier = AccessTokenVerifier(configuration: .init(), denyList: SessionDenyList(), logger: Logger(label: "test")) {
+            guard authAnswers.withLock({ $0 }) else { throw Down() }
+            return issuer.jwks
+        }
+        let checks = [ReadinessCheck(name: "database") {}, ReadinessCheck(name: "broker") {}, .tokenKeys(verifier)]
+        try await TestApplication(readiness: checks).test { client in
+            let notServing = try await eventually(within: .seconds(5)) {
+                try await client.execute(uri: "/health/serving", method: .get) { $0.problem?.detail == "Not serving: auth keys unreachable" }
+            }
+            #expect(notServing)
+            #expect(try await client.execute(uri: "/health/ready", method: .get) { $0.problem?.detail } == "Not ready: auth keys unreachable")
+            await #expect(throws: (any Error).self) { try await verifier.refresh() }
+            authAnswers.withLock { $0 = true }
+            try await verifier.refresh()
+            let serving = try await eventually(within: .seconds(5)) {
+                try await client.execute(uri: "/health/serving", method: .get) { $0.status == .ok }
+            }
+            #expect(serving)
+            #expect(try await client.execute(uri: "/health/ready", method: .get) { $0.status } == .ok)
         }
     }
 
