@@ -109,7 +109,9 @@ import TestSupport
             words[words.count - 1] = String(last.prefix(Int.random(in: 2..<last.count, using: &random)))
         }
         if Int.random(in: 0..<10, using: &random) == 0 { words.append(["Lovelace", "canoe", "photograph", "kayak"].randomElement(using: &random)!) }
-        return words.joined(separator: " ")
+        // Now and then text PostgreSQL splits: a number, a host, punctuation between words.
+        let separator = Int.random(in: 0..<8, using: &random) == 0 ? [". ", ".", "/", " 3.5 ", ", "].randomElement(using: &random)! : " "
+        return words.joined(separator: separator)
     }
 
     static func typo(_ word: String, random: inout SplitMix) -> String {

@@ -7,7 +7,7 @@ import PostlyService
 /// each result's JSON kept ready.
 struct MemorySearchRepository: SearchRepository {
     let index: SearchIndex
-    /// Splits and stems the query's words, as the index's texts were.
+    /// Splits and stems the words of a query that is not plain text, as the texts were.
     let database: Database
 
     struct ParsedWord {
@@ -46,8 +46,15 @@ struct MemorySearchRepository: SearchRepository {
         return SearchPage(ids: found.hits.map(\.post.id), total: found.total, body: body)
     }
 
-    /// The query's words, folded as the lexicon's are, in order, each with its stems.
+    /// The query's words, folded as the lexicon's are, in order, each with its stems: split and
+    /// stemmed here when the text is plain (`QueryText`), the stems the lexicon keeps for a
+    /// word it has; else by PostgreSQL, as the texts were.
     func words(of text: String) async throws -> [ParsedWord] {
+        guard let words = QueryText.words(text) else { return try await parsedByPostgreSQL(text) }
+        return words.map { ParsedWord(word: $0, stems: index.lexicon.stems(of: $0) ?? EnglishStemmer.lexemes(of: $0)) }
+    }
+
+    func parsedByPostgreSQL(_ text: String) async throws -> [ParsedWord] {
         try await database.query(
             """
             SELECT w.lexeme AS word, tsvector_to_array(to_tsvector('search_english', w.lexeme)) AS stems
