@@ -4,7 +4,8 @@ import PostlyPostgres
 /// The search service's tables: the consumed sequences (version 1, with the outbox it does not
 /// use), then the text search configurations, the query function and the index's tables, then
 /// the documents' texts split into words for highlighting, then those words computed once per
-/// write with each content word's first position, then each post kept as its events carry it.
+/// write with each content word's first position, then each post kept as its events carry it,
+/// then the change log the instances keep their indexes in memory with.
 let schema = Migrations([
     Outbox.migration,
     Migration(

@@ -5,11 +5,12 @@ import PostlyMarkdown
 import PostlyModels
 import PostlyPostgres
 
-/// Keeps the index from `postly.posts`, `postly.users` and `postly.comments`: a published
-/// post is indexed (title weighted above content) and its new words go to the lexicon; a
-/// draft or deleted post keeps its row without vectors, so it is never found. The runner has
-/// dropped stale and repeated events already; the row guards (`sequence`, tombstones) make a
-/// second consumer replaying the topics (a reindex) just as safe.
+/// Keeps the index's tables from `postly.posts`, `postly.users` and `postly.comments`: a
+/// published post is indexed (title weighted above content) and its new words go to the
+/// lexicon; a draft or deleted post keeps its row without vectors, so it is never found. Each
+/// change is logged (`ChangeLog`) for every instance's index in memory. The runner has dropped
+/// stale and repeated events already; the row guards (`sequence`, tombstones) make a second
+/// consumer replaying the topics (a reindex) just as safe.
 struct SearchIndexer: EventHandler {
     /// Seconds from an event's commit (`occurredAt`) to its application, for the last one.
     private let lag = Gauge(label: "postly_search_index_lag_seconds")
