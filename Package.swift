@@ -8,6 +8,7 @@ let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "sw
 let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
 let base64 = Target.Dependency.product(name: "ExtrasBase64", package: "swift-extras-base64")
+let bitCollections = Target.Dependency.product(name: "BitCollections", package: "swift-collections")
 
 /// A module every service uses, under `Shared/<name>`.
 func shared(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
@@ -31,7 +32,7 @@ let serviceDependencies: [String: [Target.Dependency]] = [
         .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
     ],
     "Posts": ["PostlyMarkdown"],
-    "Search": ["PostlyMarkdown", metrics],
+    "Search": ["PostlyMarkdown", metrics, bitCollections],
     "Images": [.product(name: "NIOCore", package: "swift-nio")],
 ]
 
@@ -75,6 +76,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
     targets: [
         cLibrary("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),

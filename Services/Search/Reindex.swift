@@ -43,10 +43,13 @@ public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAf
                     ALTER TABLE public.authors SET SCHEMA search_retired;
                     ALTER TABLE public.comments SET SCHEMA search_retired;
                     ALTER TABLE public.lexicon SET SCHEMA search_retired;
+                    ALTER TABLE public.changes SET SCHEMA search_retired;
                     ALTER TABLE search_rebuild.documents SET SCHEMA public;
                     ALTER TABLE search_rebuild.authors SET SCHEMA public;
                     ALTER TABLE search_rebuild.comments SET SCHEMA public;
                     ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
+                    -- A new change log: every instance loads its index again from the new tables.
+                    ALTER TABLE search_rebuild.changes SET SCHEMA public;
                     -- Words added from now on get numbers above what every instance has loaded.
                     SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
                                   greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));

@@ -4,7 +4,8 @@ import PostlyPostgres
 /// The search service's tables: the consumed sequences (version 1, with the outbox it does not
 /// use), then the text search configurations, the query function and the index's tables, then
 /// the documents' texts split into words for highlighting, then those words computed once per
-/// write with each content word's first position, then each post kept as its events carry it.
+/// write with each content word's first position, then each post kept as its events carry it,
+/// then the change log the instances keep their indexes in memory with.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -117,6 +118,36 @@ let schema = Migrations([
                 'version', version)
             WHERE NOT deleted;
             """ + version5Columns),
+    Migration(
+        version: 6, name: "the index in memory: a change log, stems in the lexicon, vectors from the split",
+        sql: """
+            -- Vectors made from the split words instead of parsing each text again (the oracle of
+            -- the tests reads them; search answers from memory). Published, not deleted rows only.
+            CREATE OR REPLACE FUNCTION search_split_document() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' OR NEW.title IS DISTINCT FROM OLD.title THEN
+                    NEW.title_tokens := public.search_tokens(NEW.title);
+                    NEW.title_lexemes := public.search_lexemes(NEW.title_tokens);
+                END IF;
+                IF TG_OP = 'INSERT' OR NEW.content_text IS DISTINCT FROM OLD.content_text THEN
+                    NEW.content_tokens := public.search_tokens(NEW.content_text);
+                    NEW.content_lexemes := public.search_lexemes(NEW.content_tokens);
+                    NEW.content_positions := public.search_positions(NEW.content_lexemes);
+                END IF;
+                IF NEW.status = 'published' AND NOT NEW.deleted THEN
+                    NEW.title_vector := array_to_tsvector(array_remove(NEW.title_lexemes, ''));
+                    NEW.vector := setweight(NEW.title_vector, 'A')
+                        || setweight(array_to_tsvector(array_remove(NEW.content_lexemes, '')), 'C');
+                ELSE
+                    NEW.title_vector := NULL;
+                    NEW.vector := NULL;
+                END IF;
+                RETURN NEW;
+            END
+            $$;
+            DROP TRIGGER split ON documents;
+            """ + version6Tables),
 ])
 
 /// The index's tables as the migrations leave them, created again, beside the live ones, by a
@@ -129,7 +160,30 @@ let indexTables = version2Tables + """
         ADD COLUMN content_lexemes text[],
         ADD COLUMN content_positions tsvector,
         ADD COLUMN post jsonb;
-    """ + splitTrigger + version5Columns
+    """ + version5Columns + version6Tables
+
+/// Migration 6: the search answers from memory, which every instance keeps from the change log
+/// (`IndexFollower`); the trigger also fills the vectors, now only the oracle's, so their GIN
+/// indexes go.
+let version6Tables = """
+    -- Each change to what search shows, in commit order: the writers number them under one
+    -- advisory lock held until they commit, so an instance that has read up to a position
+    -- has seen every change before it. A post's row changed (its post, likes or comments),
+    -- or an author's.
+    CREATE TABLE changes (
+        position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        post_id text,
+        author_id text,
+        at timestamptz NOT NULL DEFAULT now()
+    );
+    -- The stems of each lexicon word, which typos and prefixes look for.
+    ALTER TABLE lexicon ADD COLUMN lexemes text[]
+        GENERATED ALWAYS AS (tsvector_to_array(to_tsvector('public.search_english', word))) STORED;
+    DROP INDEX documents_vector;
+    DROP INDEX documents_title_vector;
+    CREATE TRIGGER split BEFORE INSERT OR UPDATE OF title, content_text, status, deleted ON documents
+        FOR EACH ROW EXECUTE FUNCTION public.search_split_document();
+    """
 
 /// What a result shows comes from `post` (migration 5): the columns left are what the index
 /// searches, ranks and marks.

@@ -6,7 +6,7 @@ let sharedOpenAPIComponents = #"""
     "/health/live": {"get": {"summary": "The process is up", "responses": {"200": {"description": "Up"}}}},
     "/health/ready": {"get": {"summary": "Its database and the broker answered the last check (every 2 seconds) and the auth service's keys are known: for operators",
       "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Unavailable"}}}},
-    "/health/serving": {"get": {"summary": "Its database answered the last check and the auth service's keys are known, whatever the broker does (events wait in the outbox): for an orchestrator's readiness probe",
+    "/health/serving": {"get": {"summary": "Every dependency but the broker answered the last check (its database, the auth service's keys, its own such as search's index), whatever the broker does (events wait in the outbox): for an orchestrator's readiness probe",
       "responses": {"200": {"description": "Serving"}, "503": {"$ref": "#/components/responses/Unavailable"}}}},
     "/metrics": {"get": {"summary": "Prometheus metrics",
       "responses": {"200": {"description": "The metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},

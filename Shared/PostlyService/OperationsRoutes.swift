@@ -44,15 +44,16 @@ struct OperationsRoutes {
 }
 
 extension OperationsRoutes {
-    /// 200 when the database answered the monitor's last round and the auth service's keys are
-    /// known, whatever the broker does: what an orchestrator's readiness probe asks. With the broker down, writes still succeed into
-    /// the outbox, so taking every instance out of service would turn an outage of events into
-    /// an outage of everything.
+    /// 200 when every dependency but the broker answered the monitor's last round (the
+    /// database, the auth service's keys, a service's own such as search's index): what an
+    /// orchestrator's readiness probe asks. With the broker down, writes still succeed into the
+    /// outbox, so taking every instance out of service would turn an outage of events into an
+    /// outage of everything.
     func serving() throws -> HealthStatus {
         guard let failing = readiness.lastFailing else {
             throw APIError.unavailable("Not serving: starting", retryAfterSeconds: 1)
         }
-        let missing = failing.filter { [ReadinessCheck.databaseName, ReadinessCheck.tokenKeysName].contains($0) }
+        let missing = failing.filter { $0 != ReadinessCheck.brokerName }
         guard missing.isEmpty else {
             throw APIError.unavailable("Not serving: \(missing.joined(separator: ", ")) unreachable", retryAfterSeconds: 2)
         }

@@ -12,20 +12,19 @@ public struct ReadinessCheck: Sendable {
         self.check = check
     }
 
-    /// The checks `/health/serving` asks about: without its database or the auth service's
-    /// keys an instance answers 503 to what matters.
-    public static let databaseName = "database"
-    public static let tokenKeysName = "auth keys"
+    /// The one check `/health/serving` leaves out: with the broker down, writes still succeed
+    /// into the outbox.
+    public static let brokerName = "broker"
 
     public static func database(_ database: Database) -> ReadinessCheck {
-        ReadinessCheck(name: databaseName) { try await database.ping() }
+        ReadinessCheck(name: "database") { try await database.ping() }
     }
 
     /// The auth service's keys are known (fetched once; kept when a later fetch fails), so a
     /// caller's token can be checked: a service started before auth could answer 503 to
     /// every signed-in request until its next fetch, while it said it was ready.
     public static func tokenKeys(_ verifier: AccessTokenVerifier) -> ReadinessCheck {
-        ReadinessCheck(name: tokenKeysName) {
+        ReadinessCheck(name: "auth keys") {
             guard verifier.hasKeys else { throw NoKeys() }
         }
     }
@@ -34,6 +33,6 @@ public struct ReadinessCheck: Sendable {
 
     public static func broker(_ kafka: KafkaConfiguration) -> ReadinessCheck {
         let probe = KafkaBrokerProbe(configuration: kafka)
-        return ReadinessCheck(name: "broker") { try await probe.ping() }
+        return ReadinessCheck(name: brokerName) { try await probe.ping() }
     }
 }

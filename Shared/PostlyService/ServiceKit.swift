@@ -90,14 +90,17 @@ public struct ServiceKit: Sendable {
 
     /// A router with the middleware chain every service has (request id, problem documents,
     /// metrics, authentication) and the operations routes. Routes that need a caller go on
-    /// `authenticated(router)`. `readinessNotes` are shown by a ready `/health/ready`.
-    public func makeRouter(openAPI: OpenAPIDocument, readinessNotes: @escaping @Sendable () -> [String] = { [] }) -> Router<PostlyRequestContext> {
+    /// `authenticated(router)`. `readinessNotes` are shown by a ready `/health/ready`, which
+    /// also waits for the service's own `readinessChecks` besides the database and the broker.
+    public func makeRouter(
+        openAPI: OpenAPIDocument, readinessChecks: [ReadinessCheck] = [], readinessNotes: @escaping @Sendable () -> [String] = { [] }
+    ) -> Router<PostlyRequestContext> {
         let router = Router(context: PostlyRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AuthenticationMiddleware(verifier: verifier))
-        readiness.check([.database(database), .broker(configuration.kafka), .tokenKeys(verifier)])
+        readiness.check([.database(database), .broker(configuration.kafka), .tokenKeys(verifier)] + readinessChecks)
         OperationsRoutes(openAPIDocument: openAPI.json, readiness: readiness, readinessNotes: readinessNotes, metrics: PostlyMetrics.registry)
             .add(to: router)
         return router

@@ -18,15 +18,18 @@ import TestSupport
             #expect(accented.status == .ok)
             let plus = try await client.images("/api/images/search?query=blue+sky", token: token)
             #expect(plus.status == .ok)
+            let escapedPlus = try await client.images("/api/images/search?query=c%2B%2B+code", token: token)
+            #expect(escapedPlus.status == .ok)
             let curated = try await client.images("/api/images/curated", token: token)
             #expect(curated.status == .ok)
 
             let calls = pexels.calls.withLock { $0 }
-            #expect(calls.map(\.path) == ["/v1/search", "/v1/search", "/v1/search", "/v1/curated"])
+            #expect(calls.map(\.path) == ["/v1/search", "/v1/search", "/v1/search", "/v1/search", "/v1/curated"])
             #expect(calls.map(\.rawQuery) == [
                 "query=red%20car&per_page=6&page=1",
                 "query=cr%C3%A8me%20br%C3%BBl%C3%A9e&per_page=12&page=3",
                 "query=blue%20sky&per_page=6&page=1",
+                "query=c%2B%2B%20code&per_page=6&page=1",
                 "per_page=6&page=1",
             ])
         }

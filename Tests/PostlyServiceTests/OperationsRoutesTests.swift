@@ -38,7 +38,7 @@ import TestSupport
 
     /// An orchestrator asks `/health/serving`: a broker outage must not take the instance out
     /// of service (its writes still succeed into the outbox); a database outage does.
-    @Test func servingAsksTheDatabaseOnly() async throws {
+    @Test func servingAsksEverythingButTheBroker() async throws {
         let brokerDown = [ReadinessCheck(name: "database") {}, ReadinessCheck(name: "broker") { throw Down() }]
         try await TestApplication(readiness: brokerDown).test { client in
             let settled = try await eventually(within: .seconds(5)) {

@@ -36,6 +36,19 @@ import TestSupport
         }
     }
 
+    /// The form encoding the app's query strings follow: a `+` is a space, so it counts
+    /// neither as text nor toward the 200 characters; an escaped one (`%2B`) is a plus.
+    @Test func aPlusInTheQueryStringIsASpace() async throws {
+        try await SearchTestService.run { service, client in
+            try await service.publish("Kayak trip")
+            #expect(try await client.search(rawQuery: "q=+++").status == .badRequest)
+            let letters = String(repeating: "a", count: 199)
+            #expect(try await client.search(rawQuery: "q=+++\(letters)+++").status == .ok)
+            #expect(try await client.search(rawQuery: "q=+++kayak+++").decode([FoundPost].self).map(\.title) == ["Kayak trip"])
+            #expect(try await client.search(rawQuery: "q=kayak%2B").decode([FoundPost].self).map(\.title) == ["Kayak trip"])
+        }
+    }
+
     @Test func aBlankOrTooLongQueryAnswers400() async throws {
         try await SearchTestService.run { _, client in
             for query in ["", "q=", "q=%20%20%20", "q=" + String(repeating: "a", count: 201)] {

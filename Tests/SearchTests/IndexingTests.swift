@@ -1,4 +1,5 @@
 import Foundation
+import HummingbirdTesting
 import PostlyKafka
 import PostlyModels
 import Testing
@@ -95,7 +96,11 @@ import TestSupport
                 let allButDeletions: [EventType] = [.userUpdated, .commentCreated, .postCreated, .postUpdated, .postLiked, .userRegistered]
                 try await send(allButDeletions)
                 try await send(allButDeletions.reversed())
-                #expect(try await eventually { try await client.found("creme").first?.likes == 1 })
+                // The topics are fetched in any interleaving: wait for the like and the comment.
+                #expect(try await eventually {
+                    let post = try await client.found("creme").first
+                    return post?.likes == 1 && post?.commentsCount == 1
+                })
                 let post = try #require(try await client.found("creme").first)
                 #expect(post.title == "Crème brûlée, done right")
                 #expect(post.status == .published)
@@ -159,6 +164,53 @@ import TestSupport
                 #expect(try await withinASecond { try await client.titles("canoe") == ["Canoe plans"] }, "published again")
                 try await send(postEvent(.deleted, id: id, title: "Canoe plans", sequence: 6))
                 #expect(try await withinASecond { try await client.titles("canoe").isEmpty }, "deleted")
+            }
+        }
+    }
+
+    /// Two instances behind the gateway each have their own index in memory and consume a
+    /// share of the events; each answers every change, whichever consumed it, within a second.
+    @Test func twoInstancesBothAnswerEveryChangeWithinASecond() async throws {
+        try await SearchTestService.runTwo { service, first, second in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                func bothWithinASecond(_ condition: @Sendable (any TestClientProtocol) async throws -> Bool) async throws -> Bool {
+                    let start = ContinuousClock.now
+                    let firstAnswered = try await eventually(within: .seconds(1)) { try await condition(first) }
+                    let secondAnswered = try await eventually(within: .seconds(1) - (ContinuousClock.now - start)) { try await condition(second) }
+                    return firstAnswered && secondAnswered
+                }
+                // The consumers join the group one after the other, and the second one's joining
+                // stops the group while the partitions move: wait until changes flow promptly.
+                var posts = 0, promptInARow = 0
+                for attempt in 0..<40 where promptInARow < 3 {
+                    let word = "warm" + String(UnicodeScalar(UInt8(ascii: "a") + UInt8(attempt % 26))) + String(attempt / 26)
+                    try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Up \(word)", sequence: 1), with: producer)
+                    posts += 1
+                    let prompt = try await bothWithinASecond { try await $0.titles(word) == ["Up \(word)"] }
+                    promptInARow = prompt ? promptInARow + 1 : 0
+                    if !prompt { _ = try await eventually { try await first.titles(word) == ["Up \(word)"] } }
+                }
+                try #require(promptInARow == 3, "changes flow promptly once both consumers joined")
+
+                // Keys spread over the partitions, so each instance's consumer applies some.
+                for number in 0..<6 {
+                    let word = "kayak\(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"][number])"
+                    try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Trip \(word)", sequence: 1), with: producer)
+                    posts += 1
+                    #expect(try await bothWithinASecond { try await $0.titles(word) == ["Trip \(word)"] }, "post \(number)")
+                }
+                try await service.send(userEvent(UserSnapshot(userId: "ada", name: "Ada King", profilePicture: nil), sequence: 2), with: producer)
+                let all = String(posts)
+                #expect(try await bothWithinASecond { try await $0.search("king").totalCount == all }, "renamed")
+                // A typo finds it as soon as its exact word does: the lexicon changes in the same step.
+                let id = UUID().uuidString.lowercased()
+                try await service.send(postEvent(.created, id: id, title: "Quagmires", sequence: 1), with: producer)
+                #expect(try await bothWithinASecond { try await $0.titles("quagmires") == ["Quagmires"] }, "exact")
+                #expect(try await first.titles("quagmirse") == ["Quagmires"], "typo")
+                #expect(try await second.titles("quagmirse") == ["Quagmires"], "typo")
+                try await service.send(postEvent(.deleted, id: id, title: "Quagmires", sequence: 2), with: producer)
+                #expect(try await bothWithinASecond { try await $0.titles("quagmires").isEmpty }, "deleted")
             }
         }
     }

@@ -73,10 +73,10 @@ import Testing
 
     @Test func aRememberedLookupSeesTheWordsAddedAfterIt() {
         let lexicon = Lexicon()
-        lexicon.replace(with: LexiconWords(["garden"]), upTo: 1)
+        lexicon.replace(with: [("garden", ["garden"])], upTo: 1)
         #expect(lexicon.corrections(of: "gardem", maxEdits: 1) == ["garden"])
         #expect(lexicon.completions(of: "gar", limit: 5) == ["garden"])
-        lexicon.add(["gardel"], upTo: 2)
+        lexicon.add([("gardel", ["gardel"])], upTo: 2)
         #expect(Set(lexicon.corrections(of: "gardem", maxEdits: 1)) == ["garden", "gardel"])
         #expect(lexicon.completions(of: "gar", limit: 5) == ["gardel", "garden"])
     }

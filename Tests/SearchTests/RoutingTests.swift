@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct RoutingTests {
     @Test func everyRouteIsDocumentedAndAsksForATokenWhereDocumented() async throws {
         let kit = try RouteTable.offlineKit("search")
-        let router = buildRouter(kit, lexicon: Lexicon())
+        let router = buildRouter(kit, index: SearchIndex())
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])
     }

@@ -24,4 +24,30 @@ import Testing
         #expect((written?["highlights"] as? NSDictionary)?["title"] as? String == "<mark>Kayaks</mark> &amp;")
         #expect((written?["contentHtml"] as? String) == contentHtml)
     }
+
+    /// A post kept ready to write (`ListedPost`) writes what its result would encode, with the
+    /// author, comments and likes of the moment filled in, `contentHtml` only when asked for.
+    @Test(arguments: [false, true])
+    func aListedPostWritesTheResultItStandsFor(html: Bool) throws {
+        let before = Author(userId: "ada", name: "Ada Lovelace", profilePicture: nil)
+        let now = Author(userId: "ada", name: "Ada \"King\"", profilePicture: "https://example.com/ada.png")
+        let post = Post(
+            id: "p1", title: "Kayaks", content: "Body\nline \\ \u{1}", contentHtml: "<p>Body</p>", excerpt: "Body", slug: "kayaks",
+            status: .published, coverImage: nil, author: before, views: 0, likes: 0, comments: [], commentsCount: 0, readTime: 2,
+            createdAt: Date(timeIntervalSince1970: 1_700_000_000.123), updatedAt: Date(timeIntervalSince1970: 1_700_000_001),
+            publishedAt: Date(timeIntervalSince1970: 1_700_000_002), version: 4)
+        let comments = [Comment(id: "c1", postId: "p1", content: "Nice", author: now, createdAt: Date(timeIntervalSince1970: 1.5))]
+        let highlights = Highlights(title: "<mark>Kayaks</mark>", excerpt: "Body")
+        var written: [UInt8] = []
+        ListedPost(post).write(author: now, comments: comments, likes: 3, html: html, highlights: highlights, to: &written)
+
+        var shown = post
+        shown.author = now
+        shown.comments = comments
+        shown.commentsCount = 1
+        shown.likes = 3
+        if !html { shown.contentHtml = nil }
+        let expected = try JSONSerialization.jsonObject(with: try PostlyJSON.encoder().encode(SearchResult(post: shown, highlights: highlights)))
+        #expect(try JSONSerialization.jsonObject(with: Data(written)) as? NSDictionary == expected as? NSDictionary)
+    }
 }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import Testing
 import TestSupport
 
 @testable import SearchService
@@ -14,6 +15,8 @@ import TestSupport
 struct SearchTestService: Sendable {
     let database: Database
     let configuration: SearchConfiguration
+    /// The service's index in memory.
+    let index: SearchIndex
     var kafka: KafkaConfiguration { configuration.service.kafka }
 
     /// - Parameter prepare: runs on the empty database before the service starts (and applies
@@ -31,11 +34,15 @@ struct SearchTestService: Sendable {
         configuration.service.kafka = kafka
         let issuer = try await TestTokenIssuer()
         let jwks = issuer.jwks
-        let service = SearchTestService(database: testDatabase.database, configuration: configuration)
+        let index = SearchIndex()
+        let service = SearchTestService(database: testDatabase.database, configuration: configuration, index: index)
         do {
             try await prepare(testDatabase.database)
-            let app = try buildApplication(configuration, logger: testLogger, options: .init(fetchJWKS: { jwks }))
-            try await app.test(.router) { client in try await body(service, client) }
+            let app = try buildApplication(configuration, index: index, logger: testLogger, options: .init(fetchJWKS: { jwks }))
+            try await app.test(.router) { client in
+                try #require(try await eventually(within: .seconds(10)) { index.isLoaded }, "the index loads")
+                try await body(service, client)
+            }
             await testDatabase.drop()
         } catch {
             await testDatabase.drop()
@@ -43,11 +50,37 @@ struct SearchTestService: Sendable {
         }
     }
 
-    /// Applies events as the consumer would (without its Kafka part).
+    /// Two instances of the service on one database and one broker, each with its index in
+    /// memory and its consumer in the one consumer group (so each is sent a share of the
+    /// events).
+    static func runTwo(
+        _ body: @Sendable @escaping (SearchTestService, any TestClientProtocol, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        try await run { first, firstClient in
+            let secondIndex = SearchIndex()
+            let issuer = try await TestTokenIssuer()
+            let jwks = issuer.jwks
+            let second = try buildApplication(first.configuration, index: secondIndex, logger: testLogger, options: .init(fetchJWKS: { jwks }))
+            try await second.test(.router) { secondClient in
+                try #require(try await eventually(within: .seconds(10)) { secondIndex.isLoaded }, "the second index loads")
+                try await body(first, firstClient, secondClient)
+            }
+        }
+    }
+
+    /// Applies events as the consumer would (without its Kafka part), and waits until the index
+    /// in memory has them.
     func apply(_ events: Event...) async throws {
         try await database.transaction { connection in
             for event in events { try await SearchIndexer().apply(event, in: connection) }
         }
+        try await caughtUp()
+    }
+
+    /// Waits until the index in memory has every change committed so far.
+    func caughtUp() async throws {
+        let newest = try await database.query("SELECT coalesce(max(position), 0) AS newest FROM changes")[0].decode("newest", as: Int64.self)
+        try #require(try await eventually(within: .seconds(5)) { (index.position ?? 0) >= newest }, "the index catches up")
     }
 
     /// Sends `event` through the broker, as its producer would.

@@ -15,9 +15,9 @@ struct ImagesController: Sendable {
     }
 
     @Sendable func search(_ request: Request, context: AuthenticatedRequestContext) async throws -> Response {
-        let parameters = request.uri.queryParameters
-        // A `+` is a space, as in a form-encoded query (what Pexels clients send).
-        let text = ImageQuery.normalized(parameters.get("query")?.replacingOccurrences(of: "+", with: " ") ?? "")
+        // A `+` is a space, as in a form-encoded query (what Pexels clients send); `%2B` a plus.
+        let parameters = request.uri.formParameters
+        let text = ImageQuery.normalized(parameters.get("query") ?? "")
         guard ImageQuery.textLength.contains(text.count) else {
             throw APIError.badRequest(
                 "'query' must be \(ImageQuery.textLength.lowerBound) to \(ImageQuery.textLength.upperBound) characters after trimming")

@@ -14,7 +14,7 @@ enum AuthorsProjection {
             SET name = EXCLUDED.name, profile_picture = EXCLUDED.profile_picture, sequence = EXCLUDED.sequence
             WHERE authors.sequence < EXCLUDED.sequence
             """)
-        if changed > 0 { try await SearchIndexer.addToLexicon(user.name, in: connection) }
+        if changed > 0 { try await recordChange(of: user.userId, name: user.name, in: connection) }
     }
 
     static func applyPostAuthor(_ author: Author, in connection: DatabaseConnection) async throws {
@@ -25,6 +25,11 @@ enum AuthorsProjection {
             WHERE authors.sequence = 0
               AND (authors.name, authors.profile_picture) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.profile_picture)
             """)
-        if changed > 0 { try await SearchIndexer.addToLexicon(author.name, in: connection) }
+        if changed > 0 { try await recordChange(of: author.userId, name: author.name, in: connection) }
+    }
+
+    private static func recordChange(of userId: String, name: String, in connection: DatabaseConnection) async throws {
+        try await SearchIndexer.addToLexicon(name, in: connection)
+        try await ChangeLog.record(author: userId, in: connection)
     }
 }

@@ -5,11 +5,12 @@ import PostlyMarkdown
 import PostlyModels
 import PostlyPostgres
 
-/// Keeps the index from `postly.posts`, `postly.users` and `postly.comments`: a published
-/// post is indexed (title weighted above content) and its new words go to the lexicon; a
-/// draft or deleted post keeps its row without vectors, so it is never found. The runner has
-/// dropped stale and repeated events already; the row guards (`sequence`, tombstones) make a
-/// second consumer replaying the topics (a reindex) just as safe.
+/// Keeps the index's tables from `postly.posts`, `postly.users` and `postly.comments`: a
+/// published post is indexed (title weighted above content) and its new words go to the
+/// lexicon; a draft or deleted post keeps its row without vectors, so it is never found. Each
+/// change is logged (`ChangeLog`) for every instance's index in memory. The runner has dropped
+/// stale and repeated events already; the row guards (`sequence`, tombstones) make a second
+/// consumer replaying the topics (a reindex) just as safe.
 struct SearchIndexer: EventHandler {
     /// Seconds from an event's commit (`occurredAt`) to its application, for the last one.
     private let lag = Gauge(label: "postly_search_index_lag_seconds")
@@ -18,14 +19,16 @@ struct SearchIndexer: EventHandler {
     private let newest = Gauge(label: "postly_search_newest_event_timestamp_seconds")
 
     func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        try await ChangeLog.lock(in: connection)
         switch event.data {
         case .postCreated(let snapshot), .postUpdated(let snapshot):
             try await Self.index(snapshot, sequence: event.sequence, in: connection)
         case .postDeleted(let snapshot):
             try await Self.remove(postId: snapshot.post.id, sequence: event.sequence, in: connection)
         case .postLiked(let like), .postUnliked(let like):
-            try await connection.execute(
+            let changed = try await connection.execute(
                 "UPDATE documents SET likes = \(like.likes), sequence = \(event.sequence) WHERE id = \(like.postId) AND sequence < \(event.sequence)")
+            if changed > 0 { try await ChangeLog.record(post: like.postId, in: connection) }
         case .userRegistered(let user), .userUpdated(let user):
             try await AuthorsProjection.apply(user, sequence: event.sequence, in: connection)
         case .commentCreated(let snapshot):
@@ -37,6 +40,7 @@ struct SearchIndexer: EventHandler {
                         \(comment.author.profilePicture), \(comment.createdAt))
                 ON CONFLICT (id) DO NOTHING
                 """)
+            try await ChangeLog.record(post: comment.postId, in: connection)
         case .commentDeleted(let snapshot):
             let comment = snapshot.comment
             try await connection.execute(
@@ -45,6 +49,7 @@ struct SearchIndexer: EventHandler {
                 VALUES (\(comment.id), \(comment.postId), '', \(comment.author.userId), '', NULL, \(comment.createdAt), true)
                 ON CONFLICT (id) DO UPDATE SET deleted = true, content = ''
                 """)
+            try await ChangeLog.record(post: comment.postId, in: connection)
         case .sessionRevoked:
             return
         }
@@ -53,7 +58,8 @@ struct SearchIndexer: EventHandler {
         newest.record(occurredAt)
     }
 
-    /// Stores the post as the event carries it, with vectors when it is published.
+    /// Stores the post as the event carries it; the trigger splits its texts and, when it is
+    /// published, makes its vectors.
     static func index(_ snapshot: PostSnapshot, sequence: Int64, in connection: DatabaseConnection) async throws {
         var post = snapshot.post
         try await AuthorsProjection.applyPostAuthor(post.author, in: connection)
@@ -66,32 +72,31 @@ struct SearchIndexer: EventHandler {
         let json = String(decoding: try PostlyJSON.encode(post), as: UTF8.self)
         let stored = try await connection.query(
             """
-            INSERT INTO documents (id, sequence, status, title, content_text, author_id, published_at, post, vector, title_vector)
+            INSERT INTO documents (id, sequence, status, title, content_text, author_id, published_at, post)
             VALUES (
                 \(post.id), \(sequence), \(post.status.rawValue), \(title), \(text), \(post.author.userId), \(post.publishedAt),
-                \(json)::jsonb,
-                CASE WHEN \(searchable) THEN setweight(to_tsvector('search_english', \(title)), 'A')
-                                             || setweight(to_tsvector('search_english', \(text)), 'C') END,
-                CASE WHEN \(searchable) THEN to_tsvector('search_english', \(title)) END)
+                \(json)::jsonb)
             ON CONFLICT (id) DO UPDATE SET
                 sequence = EXCLUDED.sequence, status = EXCLUDED.status, title = EXCLUDED.title,
                 content_text = EXCLUDED.content_text, author_id = EXCLUDED.author_id, published_at = EXCLUDED.published_at,
-                post = EXCLUDED.post, vector = EXCLUDED.vector, title_vector = EXCLUDED.title_vector
+                post = EXCLUDED.post
             WHERE documents.sequence < EXCLUDED.sequence AND NOT documents.deleted
             RETURNING id
             """)
-        if searchable, !stored.isEmpty { try await addToLexicon(title + " " + text, in: connection) }
+        guard !stored.isEmpty else { return }
+        if searchable { try await addToLexicon(title + " " + text, in: connection) }
+        try await ChangeLog.record(post: post.id, in: connection)
     }
 
     /// Leaves a tombstone: no content, no vectors, no comments.
     static func remove(postId: String, sequence: Int64, in connection: DatabaseConnection) async throws {
-        try await connection.execute(
+        let changed = try await connection.execute(
             """
-            UPDATE documents SET deleted = true, sequence = \(sequence), content_text = '', post = NULL,
-                vector = NULL, title_vector = NULL
+            UPDATE documents SET deleted = true, sequence = \(sequence), content_text = '', post = NULL
             WHERE id = \(postId) AND sequence < \(sequence)
             """)
         try await connection.execute("DELETE FROM comments WHERE post_id = \(postId)")
+        if changed > 0 { try await ChangeLog.record(post: postId, in: connection) }
     }
 
     /// The words of `text` the lexicon does not have yet: folded, not stemmed, letters only.

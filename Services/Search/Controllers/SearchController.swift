@@ -18,13 +18,18 @@ struct SearchController: Sendable {
     }
 
     @Sendable func search(_ request: Request, context: PostlyRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.uri.formParameters
         let text = try Self.text(query.get("q"))
         let page = try PageRequest(query: query, defaultLimit: Self.defaultLimit)
         let formats = ListFormats(parameter: query.get("formats"))
         let found = try await repository.search(text, page: page, includeHTML: formats.html)
-        return try EditedResponse(headers: [.totalCount: String(found.total)], response: found.results)
-            .response(from: request, context: context)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/json; charset=utf-8", .contentLength: String(found.body.count),
+                .totalCount: String(found.total),
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: found.body)))
     }
 
     /// `q` trimmed, with control characters (a NUL among them) as spaces: text to search,

@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The index's distinct words in memory, shared by the searches (which read a snapshot) and
-/// `LexiconRefresher`, its only writer. The typos and completions of each searched word are
-/// remembered until the words change: searches repeat their words, and a walk for two typos
-/// visits much of the lexicon.
+/// The index's distinct words in memory, with their stems, shared by the searches (which read a
+/// snapshot) and `IndexFollower`, its only writer. The typos and completions of each searched
+/// word are remembered until the words change: searches repeat their words, and a walk for two
+/// typos visits much of the lexicon.
 final class Lexicon: Sendable {
     private enum Lookup: Hashable {
         case corrections(String, maxEdits: Int)
@@ -12,6 +12,8 @@ final class Lexicon: Sendable {
 
     private struct State {
         var words = LexiconWords()
+        /// Each word's lexemes as the index stems it (none for a stop word).
+        var stems: [String: [String]] = [:]
         /// Counts the changes of `words`: a lookup is remembered only for the words it read.
         var generation = 0
         /// The highest `lexicon.added` loaded.
@@ -44,17 +46,32 @@ final class Lexicon: Sendable {
         lookUp(.completions(prefix, limit: limit)) { $0.completions(of: prefix, limit: limit) }
     }
 
-    /// Adds words stored up to `added`; the merge happens outside the lock.
-    func add(_ newWords: [String], upTo added: Int64) {
-        var words = self.words
-        words.insert(newWords)
-        state.withLock { $0.set(words, upTo: added) }
+    /// The lexemes of `word`, a word of the lexicon; nil for a word it does not have.
+    func stems(of word: String) -> [String]? {
+        state.withLock { $0.stems[word] }
     }
 
-    /// Replaces everything (the periodic full load, which also picks up words whose
-    /// transactions committed after a later one's).
-    func replace(with words: LexiconWords, upTo added: Int64) {
-        state.withLock { $0.set(words, upTo: added) }
+    /// Adds words stored up to `added`, each with its stems; the merge happens outside the lock.
+    /// Only one writer calls this.
+    func add(_ newWords: [(word: String, stems: [String])], upTo added: Int64) {
+        guard !newWords.isEmpty else { return }
+        var words = self.words
+        words.insert(newWords.map(\.word))
+        state.withLock { state in
+            for (word, stems) in newWords { state.stems[word] = stems }
+            state.set(words, upTo: added)
+        }
+    }
+
+    /// Replaces everything (the load).
+    func replace(with newWords: [(word: String, stems: [String])], upTo added: Int64) {
+        let words = LexiconWords(newWords.map(\.word))
+        let stems = Dictionary(newWords.map { ($0.word, $0.stems) }, uniquingKeysWith: { _, last in last })
+        state.withLock { state in
+            state.stems = stems
+            state.loadedUpTo = 0
+            state.set(words, upTo: added)
+        }
     }
 
     /// The remembered answer, else `find` on a snapshot of the words, outside the lock.

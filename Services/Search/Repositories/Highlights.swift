@@ -6,11 +6,11 @@ struct Highlights: Codable, Sendable, Hashable {
 }
 
 extension Highlights {
-    /// The whole title, and the excerpt of the content `ts_headline` would show, with every word
-    /// whose lexeme is one of `matched` marked.
+    /// The whole title, and the excerpt of the content `ts_headline` would show, the matches
+    /// marked.
     /// - Parameter content: the content, or the part of it around its first match (all the
     ///   excerpt can show; see `SplitText.wordsBeforeMatch`).
-    init(title: SplitText, content: SplitText, matched: Set<String>) {
-        self.init(title: title.html(marking: matched), excerpt: content.excerpt(matching: matched).html(marking: matched))
+    init(title: SplitText, content: SplitText) {
+        self.init(title: title.html(), excerpt: content.excerpt().html())
     }
 }

@@ -4,7 +4,9 @@ import PostlyModels
 import PostlyPostgres
 import PostlyService
 
-/// `SearchRepository` on the service's PostgreSQL database and the lexicon in memory.
+/// `SearchRepository` on the service's PostgreSQL database and the lexicon in memory: the way
+/// search answered before it kept its index in memory, now the oracle the tests hold
+/// `MemorySearchRepository` to.
 ///
 /// A search is three statements: the query's words as the index folds them; the ranked page
 /// with the number of all matches; the comments of the page's posts. Every query word becomes
@@ -31,7 +33,7 @@ struct PostgresSearchRepository: SearchRepository {
                 """
             ).map { try $0.decode("lexeme", as: String.self) }
             let plan = QueryPlan(words: words, lexicon: lexicon)
-            guard !plan.words.isEmpty else { return SearchPage(results: [], total: 0) }
+            guard !plan.words.isEmpty else { return .empty }
 
             let exact = plan.words.map(\.text)
             let alternatives = plan.words.map { $0.alternatives.joined(separator: " ") }
@@ -110,12 +112,11 @@ struct PostgresSearchRepository: SearchRepository {
                 post.comments = comments[id] ?? []
                 post.commentsCount = post.comments.count
                 let highlights = Highlights(
-                    title: SplitText(tokens: try row.decode("title_tokens"), lexemes: try row.decode("title_lexemes")),
-                    content: SplitText(tokens: try row.decode("excerpt_tokens"), lexemes: try row.decode("excerpt_lexemes")),
-                    matched: matched)
+                    title: SplitText(tokens: try row.decode("title_tokens"), lexemes: try row.decode("title_lexemes"), matched: matched),
+                    content: SplitText(tokens: try row.decode("excerpt_tokens"), lexemes: try row.decode("excerpt_lexemes"), matched: matched))
                 return SearchResult(post: post, highlights: highlights)
             }
-            return SearchPage(results: results, total: total)
+            return SearchPage(ids: ids, total: total, body: try PostlyJSON.encode(results))
         }
     }
 

@@ -40,6 +40,11 @@ extension Highlights: JSONWritable {
 
 /// One page of results, best first, and the number of all matches.
 struct SearchPage: Sendable {
-    var results: [SearchResult]
+    /// The results' post ids, best first.
+    var ids: [String]
     var total: Int
+    /// The answer: a JSON array of the results.
+    var body: [UInt8]
+
+    static let empty = SearchPage(ids: [], total: 0, body: Array("[]".utf8))
 }

@@ -12,11 +12,10 @@ extension SplitText {
     static let wordsBeforeMatch = (excerptMaxWords - 1) / 2
     static let wordsAfterMatch = excerptMaxWords - 1
 
-    /// About 15 to 35 words around the first word whose lexeme is one of `matched`, starting and
-    /// ending at a word that is a match or longer than a short word; the first 15 words when
-    /// nothing matched.
-    func excerpt(matching matched: Set<String>) -> SplitText {
-        guard let match = tokens.firstIndex(where: { $0.isMatch(matched) }) else {
+    /// About 15 to 35 words around the first match, starting and ending at a word that is a
+    /// match or longer than a short word; the first 15 words when nothing matched.
+    func excerpt() -> SplitText {
+        guard let match = tokens.firstIndex(where: \.isMatch) else {
             var end = tokens.startIndex
             var words = 0
             while end < tokens.endIndex, words < Self.excerptMinWords {
@@ -26,7 +25,7 @@ extension SplitText {
             return SplitText(tokens[..<end])
         }
         func isEndpoint(_ token: Token) -> Bool {
-            token.isMatch(matched) || (token.isWord && token.text.utf8.count > Self.shortWordLength)
+            token.isMatch || (token.isWord && token.text.utf8.count > Self.shortWordLength)
         }
         var words = 1
         // Half the room left before the match, then forward to a word worth starting at.

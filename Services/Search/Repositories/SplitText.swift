@@ -4,15 +4,10 @@
 struct SplitText: Sendable, Hashable {
     struct Token: Sendable, Hashable {
         var text: String
-        /// The word's lexeme ("" for a stop word); nil for what is between words.
-        var lexeme: String?
-
-        var isWord: Bool { lexeme != nil }
-
-        func isMatch(_ matched: Set<String>) -> Bool {
-            guard let lexeme, !lexeme.isEmpty else { return false }
-            return matched.contains(lexeme)
-        }
+        /// A word, not what is between words.
+        var isWord: Bool
+        /// A word whose lexeme the search looked for.
+        var isMatch = false
     }
 
     var tokens: [Token]
@@ -24,22 +19,24 @@ struct SplitText: Sendable, Hashable {
     /// - Parameters:
     ///   - tokens: as stored, or a slice of them: what is between words and words alternating,
     ///     starting with what is between.
-    ///   - lexemes: each word's lexeme, in order.
-    init(tokens: [String], lexemes: [String]) {
+    ///   - lexemes: each word's lexeme, in order ("" for a stop word, which is never a match).
+    ///   - matched: the lexemes the search looked for.
+    init(tokens: [String], lexemes: [String], matched: Set<String>) {
         self.tokens = tokens.enumerated().map { index, text in
-            guard index % 2 == 1 else { return Token(text: text, lexeme: nil) }
+            guard index % 2 == 1 else { return Token(text: text, isWord: false) }
             let word = index / 2
-            return Token(text: text, lexeme: word < lexemes.count ? lexemes[word] : "")
+            let lexeme = word < lexemes.count ? lexemes[word] : ""
+            return Token(text: text, isWord: true, isMatch: !lexeme.isEmpty && matched.contains(lexeme))
         }
     }
 
-    /// The text as HTML: escaped, each word whose lexeme is one of `matched` in a `<mark>`.
-    /// Written byte by byte: what is escaped is ASCII, so it never splits a character.
-    func html(marking matched: Set<String>) -> String {
+    /// The text as HTML: escaped, each match in a `<mark>`. Written byte by byte: what is
+    /// escaped is ASCII, so it never splits a character.
+    func html() -> String {
         var html: [UInt8] = []
         html.reserveCapacity(tokens.reduce(0) { $0 + $1.text.utf8.count } + 64)
         for token in tokens {
-            let isMatch = token.isMatch(matched)
+            let isMatch = token.isMatch
             if isMatch { html.append(contentsOf: "<mark>".utf8) }
             for byte in token.text.utf8 {
                 switch byte {

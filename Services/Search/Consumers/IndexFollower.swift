@@ -1,0 +1,99 @@
+import Logging
+import PostlyEvents
+import PostlyPostgres
+import ServiceLifecycle
+
+/// Keeps `SearchIndex` in this instance's memory: loads it whole from the tables at start,
+/// then applies what the change log says changed, whichever instance's consumer wrote it. It
+/// looks when the writers notify that a change committed, and every `interval` in case a
+/// notification was lost (the listening connection reconnects); so every instance answers a
+/// change moments after its commit. After a reindex switched the tables, and after it could
+/// not look for longer than the log is kept, it loads everything again (the old index answers
+/// meanwhile).
+struct IndexFollower: Service {
+    let index: SearchIndex
+    let database: Database
+    let logger: Logger
+    var interval: Duration = .seconds(1)
+    /// Posts applied under one hold of the index's lock, so searches wait at most that long.
+    var postsPerStep = 64
+
+    func run() async throws {
+        let doorbell = Doorbell()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in database.listen(channel: ChangeLog.channel) { doorbell.ring() }
+            }
+            await follow(IndexRows(database: database, lexemes: index.lexemes), doorbell: doorbell)
+            group.cancelAll()
+        }
+    }
+
+    private func follow(_ rows: IndexRows, doorbell: Doorbell) async {
+        var generation: Int64?
+        var lastLook = ContinuousClock.now
+        var lastPruning = ContinuousClock.now
+        var backoff = Duration.milliseconds(100)
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            var more = false
+            do {
+                if let loaded = generation, let position = index.position, ContinuousClock.now - lastLook < ChangeLog.kept / 2 {
+                    let changes = try await rows.changes(after: position, wordsAfter: index.lexicon.loadedUpTo)
+                    if changes.generation == loaded {
+                        apply(changes)
+                        more = changes.isPartial
+                    } else {
+                        generation = try await load(rows)
+                    }
+                } else {
+                    generation = try await load(rows)
+                }
+                lastLook = .now
+                backoff = .milliseconds(100)
+                if ContinuousClock.now - lastPruning > ChangeLog.kept / 6 {
+                    try await ChangeLog.prune(database)
+                    lastPruning = .now
+                }
+            } catch {
+                guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
+                logger.warning("cannot read the index's changes; retrying", metadata: ["error": "\(error)"])
+                await sleepUnlessShuttingDown(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            }
+            // A backlog is read on without waiting.
+            if !more { try? await cancelWhenGracefulShutdown { await doorbell.wait(upTo: interval) } }
+        }
+    }
+
+    /// Loads everything; returns the change log's generation.
+    private func load(_ rows: IndexRows) async throws -> Int64 {
+        let started = ContinuousClock.now
+        let snapshot = try await rows.load()
+        index.lexicon.replace(with: snapshot.words, upTo: snapshot.wordsUpTo)
+        index.replace(with: snapshot.state)
+        logger.info(
+            "loaded the search index",
+            metadata: ["posts": "\(snapshot.state.postCount)", "words": "\(snapshot.words.count)", "duration": "\(ContinuousClock.now - started)"])
+        return snapshot.generation
+    }
+
+    /// Applies changes read: the lexicon first, then the posts, a few under each hold of the
+    /// index's lock.
+    private func apply(_ changes: IndexRows.Changes) {
+        if let wordsUpTo = changes.wordsUpTo { index.lexicon.add(changes.words, upTo: wordsUpTo) }
+        guard let newest = changes.newest else { return }
+        index.update { state in
+            for (id, author) in changes.authors { state.setAuthor(id, author) }
+            for id in changes.removed { state.remove(postId: id) }
+        }
+        var posts = changes.posts[...]
+        while !posts.isEmpty {
+            let step = posts.prefix(postsPerStep)
+            posts = posts.dropFirst(step.count)
+            index.update { state in
+                for post in step { state.upsert(post) }
+            }
+        }
+        index.update { $0.position = newest }
+    }
+}

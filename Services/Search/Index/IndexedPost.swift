@@ -1,0 +1,40 @@
+import PostlyModels
+
+/// A published post as the index in memory keeps it: what ranks it, what it is found by, and
+/// what its result shows.
+struct IndexedPost: Sendable {
+    var id: String
+    /// As the post's events gave it: shown while no author event or row told of the author.
+    var author: Author
+    /// Microseconds since 1970, `Int64.min` for none (last among the newest first).
+    var publishedAt: Int64
+    var likes: Int
+    var listed: ListedPost
+    /// Not deleted, oldest first; their authors' names as the events gave them, shown when
+    /// the author is not known otherwise.
+    var comments: [Comment]
+    var title: IndexedText
+    var content: IndexedText
+
+    /// The lexemes the post is found by, each once: its title's and its content's.
+    var lexemes: Set<UInt32> {
+        var all = Set(title.lexemes)
+        all.formUnion(content.lexemes)
+        all.remove(LexemeTable.none)
+        return all
+    }
+
+    var titleLexemes: Set<UInt32> {
+        var all = Set(title.lexemes)
+        all.remove(LexemeTable.none)
+        return all
+    }
+}
+
+/// An author as the index keeps it: the name shown on their posts and comments, and the
+/// lexemes it is found by.
+struct IndexedAuthor: Sendable {
+    var name: String
+    var profilePicture: String?
+    var nameLexemes: [UInt32]
+}

@@ -1,0 +1,48 @@
+import PostlyModels
+import Synchronization
+
+/// The search index in memory, which every search reads and only `IndexFollower` changes:
+/// loaded whole from the service's tables at start, then kept with the change log. Until it is
+/// loaded, searches answer 503 and `/health/ready` names it.
+final class SearchIndex: Sendable {
+    let lexemes = LexemeTable()
+    /// The words typos and prefixes are looked up among, changed in the same step as the
+    /// posts (just before them, so a typo finds a post no later than its exact word).
+    let lexicon = Lexicon()
+    private let state = Mutex<IndexState?>(nil)
+
+    struct NotLoaded: Error {}
+
+    var isLoaded: Bool { state.withLock { $0 != nil } }
+
+    /// The last position of the change log applied; nil before the load.
+    var position: Int64? { state.withLock { $0?.position } }
+
+    var postCount: Int { state.withLock { $0?.postCount ?? 0 } }
+
+    /// Replaces everything (the load, or a reload after a reindex).
+    func replace(with newState: IndexState) {
+        let old = state.withLock { state in
+            let old = state
+            state = newState
+            return old
+        }
+        _ = old  // released here, outside the lock
+    }
+
+    /// Changes the loaded index; nothing before it is loaded.
+    func update(_ body: (inout IndexState) -> Void) {
+        state.withLock { state in
+            guard state != nil else { return }
+            body(&state!)
+        }
+    }
+
+    /// See `IndexState.search(_:offset:limit:)`.
+    func search(_ words: [WordQuery], offset: Int, limit: Int) throws -> (total: Int, hits: [IndexHit]) {
+        try state.withLock { state in
+            guard let state else { throw NotLoaded() }
+            return state.search(words, offset: offset, limit: limit)
+        }
+    }
+}

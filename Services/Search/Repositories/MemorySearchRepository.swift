@@ -1,0 +1,67 @@
+import PostlyModels
+import PostlyPostgres
+import PostlyService
+
+/// `SearchRepository` on the index in memory (`SearchIndex`): the query's words, their typos
+/// and completions from the lexicon, the posts ranked as sets, and the answer written from
+/// each result's JSON kept ready.
+struct MemorySearchRepository: SearchRepository {
+    let index: SearchIndex
+    /// Splits and stems the words of a query that is not plain text, as the texts were.
+    let database: Database
+
+    struct ParsedWord {
+        var word: String
+        var stems: [String]
+    }
+
+    func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
+        guard index.isLoaded else { throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1) }
+        let parsed = try await words(of: text)
+        let plan = QueryPlan(words: parsed.map(\.word), lexicon: index.lexicon)
+        var matched: Set<UInt32> = []
+        let query = zip(plan.words, parsed).map { word, parsed in
+            var stems = Set(parsed.stems)
+            for alternative in word.alternatives.dropFirst() { stems.formUnion(index.lexicon.stems(of: alternative) ?? []) }
+            let alternatives = index.lexemes.existing(stems)
+            matched.formUnion(alternatives)
+            return WordQuery(alternatives: alternatives, exact: index.lexemes.existing(parsed.stems))
+        }
+        guard !query.isEmpty else { return .empty }
+        let found: (total: Int, hits: [IndexHit])
+        do {
+            found = try index.search(query, offset: page.offset, limit: page.limit)
+        } catch is SearchIndex.NotLoaded {
+            throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1)
+        }
+        var body: [UInt8] = [UInt8(ascii: "[")]
+        body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 1024 })
+        for (number, hit) in found.hits.enumerated() {
+            if number > 0 { body.append(UInt8(ascii: ",")) }
+            let highlights = Highlights(title: hit.post.title.split(matched: matched), content: hit.post.content.excerptWords(matched: matched))
+            hit.post.listed.write(
+                author: hit.author, comments: hit.comments, likes: hit.post.likes, html: includeHTML, highlights: highlights, to: &body)
+        }
+        body.append(UInt8(ascii: "]"))
+        return SearchPage(ids: found.hits.map(\.post.id), total: found.total, body: body)
+    }
+
+    /// The query's words, folded as the lexicon's are, in order, each with its stems: split and
+    /// stemmed here when the text is plain (`QueryText`), the stems the lexicon keeps for a
+    /// word it has; else by PostgreSQL, as the texts were.
+    func words(of text: String) async throws -> [ParsedWord] {
+        guard let words = QueryText.words(text) else { return try await parsedByPostgreSQL(text) }
+        return words.map { ParsedWord(word: $0, stems: index.lexicon.stems(of: $0) ?? EnglishStemmer.lexemes(of: $0)) }
+    }
+
+    func parsedByPostgreSQL(_ text: String) async throws -> [ParsedWord] {
+        try await database.query(
+            """
+            SELECT w.lexeme AS word, tsvector_to_array(to_tsvector('search_english', w.lexeme)) AS stems
+            FROM unnest(to_tsvector('search_words', \(text))) AS w
+            WHERE w.lexeme NOT LIKE '%-%'
+            ORDER BY w.positions[1]
+            """
+        ).map { ParsedWord(word: try $0.decode("word"), stems: try $0.decode("stems")) }
+    }
+}

@@ -1,0 +1,89 @@
+"""bench/search-freshness.sh's measurement, on a running suite through its gateway: search's
+freshness under a burst of writes. BENCH_WRITERS (8) accounts create published posts of about
+600 words as fast as they are answered while BENCH_READERS (8) read the feed and the posts
+created; meanwhile a probe publishes a post a second with a word of its own and polls search
+(every 10 ms) until it is found. Prints the writes and reads a second and the probe's delays,
+201 to found: p50, p99, max, and how many were never found (within 10 s).
+usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_READERS)"""
+import os
+import random
+import sys
+import threading
+import time
+
+from postly_suite.client import Client, unique_word
+from postly_suite.measure import percentile
+
+gateway = Client.at(sys.argv[1])
+seconds = float(os.environ.get("BENCH_SECONDS", "60"))
+writers = int(os.environ.get("BENCH_WRITERS", "8"))
+readers = int(os.environ.get("BENCH_READERS", "8"))
+
+vocabulary = [unique_word()[:random.randint(3, 9)] for _ in range(3000)]
+tokens = [gateway.register(f"Writer {n}")["accessToken"] for n in range(writers + 1)]
+created, counts, lock = [], {"writes": 0, "reads": 0, "errors": 0}, threading.Lock()
+stop = time.monotonic() + seconds
+
+
+def count(kind):
+    with lock:
+        counts[kind] += 1
+
+
+def write(token):
+    while time.monotonic() < stop:
+        text = " ".join(random.choices(vocabulary, k=600))
+        answer = gateway.call("POST", "/api/posts", token, {"title": " ".join(random.choices(vocabulary, k=6)), "content": text, "status": "published"})
+        if answer.status == 201:
+            count("writes")
+            with lock:
+                created.append(answer.body["_id"])
+        else:
+            count("errors")
+
+
+def read():
+    while time.monotonic() < stop:
+        with lock:
+            post = random.choice(created) if created else None
+        path = f"/api/posts/{post}" if post and random.random() < 0.5 else "/api/posts?page=1&limit=10"
+        count("reads" if gateway.call("GET", path).status == 200 else "errors")
+
+
+delays, missing = [], 0
+
+
+def probe():
+    global missing
+    token, next_at = tokens[-1], time.monotonic() + 1
+    while next_at < stop:
+        time.sleep(max(0, next_at - time.monotonic()))
+        next_at += 1
+        word = unique_word()
+        gateway.call_or_exit("POST", "/api/posts", token, {"title": f"Probe {word}", "content": "A post to find at once.", "status": "published"})
+        published = time.monotonic()
+        while time.monotonic() - published < 10:
+            ids, _ = gateway.search(word, limit=1)
+            if ids:
+                delays.append((time.monotonic() - published) * 1000)
+                break
+            time.sleep(0.01)
+        else:
+            missing += 1
+
+
+threads = [threading.Thread(target=write, args=(tokens[n],)) for n in range(writers)]
+threads += [threading.Thread(target=read) for _ in range(readers)] + [threading.Thread(target=probe)]
+began = time.monotonic()
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+elapsed = time.monotonic() - began
+print(f"{writers} writers: {counts['writes'] / elapsed:.1f} posts of 600 words a second; {readers} readers: "
+      f"{counts['reads'] / elapsed:.0f} reads a second; {counts['errors']} errors; {elapsed:.0f} s")
+if delays:
+    print(f"probe (a post a second, 201 -> found by search through the gateway): {len(delays)} found, p50 "
+          f"{percentile(delays, 0.5):.0f} ms, p99 {percentile(delays, 0.99):.0f} ms, max {max(delays):.0f} ms; {missing} missing")
+else:
+    print(f"probe: none found; {missing} missing")
