@@ -167,7 +167,7 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await PostTotals.move(authorId: caller.userId, from: nil, to: new.status, in: connection)
-        try await transaction.emit(.postCreated(record.snapshot()), key: id, actorId: caller.userId)
+        try await transaction.emit(.postCreated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: caller.userId, statusBefore: nil, statusAfter: new.status))
         return record.post(comments: [])
     }
@@ -214,7 +214,7 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
-        try await transaction.emit(.postUpdated(record.snapshot()), key: id, actorId: caller.userId)
+        try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status))
         return .updated(try await Self.post(record, in: connection))
     }
