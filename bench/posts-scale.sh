@@ -6,8 +6,6 @@
 # and comments learn of them through the events as of any post. Then EXPLAIN ANALYZE of the
 # hot reads at that size.
 #   bench/posts-scale.sh                   POSTS (100000); POSTLY_POSTGRES_PORT, POSTLY_RUN_DIR as for up.sh
-# Restart the posts service afterwards (deploy/up.sh) if it cached pages before the growth:
-# rows written here bypass its writes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../deploy/lib.sh"
@@ -48,6 +46,8 @@ SQL
     KAFKA_BROKERS="127.0.0.1:${POSTLY_BROKER_PORT:-9092}" LOG_LEVEL=warning \
     "$postly_root/.build/release/postly-posts" republish >&2
   echo "republished in ${SECONDS} s" >&2
+  # The rows bypassed the service's writes: every instance's read model drops what it holds.
+  posts_sql -qtAc "SELECT pg_notify('postly_posts_read_model', 'posts-scale' || chr(10) || '*')" >/dev/null
 fi
 
 author=$(posts_sql -tAc "SELECT author_id FROM posts GROUP BY author_id ORDER BY count(*) DESC LIMIT 1")
