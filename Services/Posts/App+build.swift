@@ -34,5 +34,5 @@ public func republishPosts(_ configuration: PostsConfiguration, logger: Logger) 
 /// events are published. How many posts changed.
 public func rerenderPosts(_ configuration: PostsConfiguration, logger: Logger) async throws -> Int {
     let kit = try ServiceKit(configuration.service, schema: schema, publishesEvents: true, logger: logger)
-    return try await kit.run { try await ContentRerender(writes: kit.writes).run() }
+    return try await kit.run { try await ContentRerender(writes: kit.writes, database: kit.database).run() }
 }

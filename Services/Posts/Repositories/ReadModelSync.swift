@@ -68,8 +68,7 @@ final class ReadModelSync: Service, Sendable {
         var changes = model.outgoing.takeAll()
         do {
             for (payload, sent) in Self.payloads(instance: instance, changes) {
-                try await database.execute(
-                    "SELECT set_config('synchronous_commit', 'off', true), pg_notify(\(Self.notificationChannel), \(payload))")
+                try await Self.notify(payload, through: database)
                 changes.removeFirst(sent)
             }
             return true
@@ -78,6 +77,16 @@ final class ReadModelSync: Service, Sendable {
             model.outgoing.putBack(changes)
             return false
         }
+    }
+
+    /// Tells every running instance of `changes` made by `sender`, which has no read model of
+    /// its own (a command).
+    static func tellEveryInstance(_ changes: [PostChange], from sender: String, through database: Database) async throws {
+        for (payload, _) in payloads(instance: sender, changes) { try await notify(payload, through: database) }
+    }
+
+    private static func notify(_ payload: String, through database: Database) async throws {
+        try await database.execute("SELECT set_config('synchronous_commit', 'off', true), pg_notify(\(notificationChannel), \(payload))")
     }
 
     /// The changes as notification payloads: the sender's id, then a line per change, each
