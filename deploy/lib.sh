@@ -19,7 +19,8 @@ as_postgres() {
 }
 
 # postgres_start DIR PORT [durable]: a cluster of its own in DIR (created on first use),
-# trust authentication on 127.0.0.1 only. Without "durable", fsync is off (tests).
+# trust authentication on 127.0.0.1 only. Without "durable", fsync is off (tests); with it,
+# pg_stat_statements records every statement's cost (bench/pg-top.sh reads it).
 postgres_start() {
   local dir=$1 port=$2 durable=${3:-}
   mkdir -p "$dir"
@@ -28,7 +29,11 @@ postgres_start() {
     as_postgres "$pg_bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1
   fi
   local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500"
-  [ "$durable" = durable ] || options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  if [ "$durable" = durable ]; then
+    options="$options -c shared_preload_libraries=pg_stat_statements"
+  else
+    options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  fi
   as_postgres "$pg_bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -o "$options" start >/dev/null
 }
 

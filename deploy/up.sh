@@ -64,6 +64,7 @@ say "PostgreSQL on 127.0.0.1:$pg_port (data in $run/postgres/data)"
 postgres_start "$run/postgres" "$pg_port" durable
 ln -sf ../postgres/postgres.log "$logs/postgres.log"
 psql_admin() { "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -tAq "$@"; }
+psql_admin -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 for name in "${services[@]}"; do
   database="postly_$name"
   if [ -z "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$database'")" ]; then

@@ -5,13 +5,15 @@ import PostlyService
 /// Builds the posts service: the only place that constructs its dependencies.
 public func buildApplication(_ configuration: PostsConfiguration, logger: Logger, options: ServiceKit.Options = .init()) throws -> some ApplicationProtocol {
     let kit = try ServiceKit(configuration.service, schema: schema, publishesEvents: true, logger: logger, options: options)
-    let repository = PostgresPostRepository(database: kit.database, cacheLifetime: configuration.cacheLifetime, cacheBytes: configuration.cacheBytes)
+    let model = ReadModel(database: kit.database, capacityBytes: configuration.cacheBytes)
+    let repository = PostgresPostRepository(database: kit.database, model: model)
     let views = ViewCounter(repository: repository, interval: configuration.viewFlushInterval, logger: logger)
     return kit.application(
         router: buildRouter(kit, repository: repository, views: views),
         consumers: [kit.consumer(of: [.users, .comments], handler: ProjectionHandler())],
-        // Stopped after the consumers, before the database: the view counter's last flush.
-        services: [views])
+        // Stopped after the consumers, before the database: the view counter's last flush, and
+        // the changes it and the consumers made told to the other instances.
+        services: [ReadModelSync(database: kit.database, model: model, logger: logger), views])
 }
 
 /// The posts routes on the kit's middleware. Builds without touching the database.
@@ -32,5 +34,5 @@ public func republishPosts(_ configuration: PostsConfiguration, logger: Logger) 
 /// events are published. How many posts changed.
 public func rerenderPosts(_ configuration: PostsConfiguration, logger: Logger) async throws -> Int {
     let kit = try ServiceKit(configuration.service, schema: schema, publishesEvents: true, logger: logger)
-    return try await kit.run { try await ContentRerender(writes: kit.writes).run() }
+    return try await kit.run { try await ContentRerender(writes: kit.writes, database: kit.database).run() }
 }

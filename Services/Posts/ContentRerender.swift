@@ -10,9 +10,11 @@ import PostlyPostgres
 /// current renderer, so a second run reads nothing: the local runner runs it before each start
 /// of the service.
 ///
-/// Neither `version` nor `updatedAt` changes: the author changed nothing.
+/// Neither `version` nor `updatedAt` changes: the author changed nothing. Instances running
+/// meanwhile are told to drop what their read models hold.
 struct ContentRerender {
     let writes: WriteUnit
+    let database: Database
 
     /// How many posts changed.
     func run() async throws -> Int {
@@ -35,7 +37,7 @@ struct ContentRerender {
                         "UPDATE posts SET content_html = \(rendering.html), excerpt = \(rendering.excerpt) WHERE id = \(record.id)")
                     record.contentHtml = rendering.html
                     record.excerpt = rendering.excerpt
-                    try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
+                    try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: record.id, actorId: nil)
                     changedInBatch += 1
                 }
                 let ids = try rows.map { try $0.decode("id", as: String.self) }
@@ -43,8 +45,12 @@ struct ContentRerender {
                 return (ids.last, changedInBatch)
             }
             changed += changedInBatch
-            guard let last else { return changed }
+            guard let last else { break }
             after = last
         }
+        if changed > 0 {
+            try await ReadModelSync.tellEveryInstance([.everything], from: "rerender", through: database)
+        }
+        return changed
     }
 }

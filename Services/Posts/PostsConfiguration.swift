@@ -7,17 +7,13 @@ public struct PostsConfiguration: Sendable {
     public var service: ServiceConfiguration
     /// `POSTS_VIEW_FLUSH_INTERVAL_MS`: how often counted views are written (default 1000).
     public var viewFlushInterval: Duration
-    /// `POSTS_CACHE_LIFETIME_MS`: how long a post read from the database answers reads without
-    /// it (default 1000, the contract's "within 1 second" for another instance's changes; 0
-    /// turns the cache off). This instance's own changes drop their posts at once.
-    public var cacheLifetime: Duration
-    /// `POSTS_CACHE_MIB`: about how much post text the cache holds at most (default 32).
+    /// `POSTS_CACHE_MIB`: about how much post text the read model holds at most (default 32);
+    /// the least recently read posts go first.
     public var cacheBytes: Int
 
     public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: environment)
         viewFlushInterval = environment.milliseconds("POSTS_VIEW_FLUSH_INTERVAL_MS", default: 1000, minimum: 10)
-        cacheLifetime = environment.milliseconds("POSTS_CACHE_LIFETIME_MS", default: 1000, minimum: 0)
         cacheBytes = environment.integer("POSTS_CACHE_MIB", default: 32, in: 1...4096) << 20
     }
 }

@@ -2,7 +2,7 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
-/// write unit's tables, 4 the shared users projection.
+/// write unit's tables, 4 the shared users projection, 7 the lists' totals.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -84,5 +84,27 @@ let schema = Migrations([
         sql: """
             -- Which renderer made content_html (Markdown.renderer): rerender skips posts the current one made.
             ALTER TABLE posts ADD COLUMN rendered_by text;
+            """),
+    Migration(
+        version: 7, name: "totals kept by the writes",
+        sql: """
+            -- How many posts each list holds, kept by the writes in their own transaction so no
+            -- read counts posts: author_id '' is every author (the feed), else one author's.
+            -- A write adds to one of 16 slots, so concurrent writes to one list do not wait for
+            -- each other's commit; a total is the sum of at most 16 rows.
+            CREATE TABLE post_totals (
+                author_id text NOT NULL,
+                status text NOT NULL,
+                slot smallint NOT NULL,
+                posts bigint NOT NULL,
+                PRIMARY KEY (author_id, status, slot)
+            );
+            INSERT INTO post_totals (author_id, status, slot, posts)
+                SELECT '', status, 0, count(*) FROM posts GROUP BY status
+                UNION ALL SELECT author_id, status, 0, count(*) FROM posts GROUP BY author_id, status;
+            -- Each list's page in index order: an author's posts of one status, and of any status.
+            DROP INDEX posts_author;
+            CREATE INDEX posts_author ON posts (author_id, status, published_at DESC, created_at DESC, id DESC);
+            CREATE INDEX posts_author_any_status ON posts (author_id, published_at DESC, created_at DESC, id DESC);
             """),
 ])

@@ -3,12 +3,14 @@ extension Database {
     ///
     /// When the connection is lost (a server restart), it is opened again and `LISTEN`ed
     /// again; notifications sent in between are lost, so a consumer should also look for
-    /// work it missed now and then. The sequence ends when the iterating task is cancelled.
-    public func listen(channel: String) -> AsyncStream<String> {
+    /// work it missed now and then, or start over from `onListening`, which runs each time
+    /// `LISTEN` took effect (the first time too). The sequence ends when the iterating task
+    /// is cancelled.
+    public func listen(channel: String, onListening: @escaping @Sendable () -> Void = {}) -> AsyncStream<String> {
         let listener = NotificationListener(channel: channel, configuration: configuration, logger: logger)
         return AsyncStream(bufferingPolicy: .bufferingNewest(10_000)) { continuation in
             continuation.onTermination = { _ in listener.stop() }
-            listener.start { payload in continuation.yield(payload) }
+            listener.start(onListening: onListening) { payload in continuation.yield(payload) }
         }
     }
 }

@@ -19,11 +19,11 @@ final class NotificationListener: Sendable {
         self.logger = logger
     }
 
-    func start(_ deliver: @escaping @Sendable (String) -> Void) {
+    func start(onListening: @escaping @Sendable () -> Void, _ deliver: @escaping @Sendable (String) -> Void) {
         thread.start()
         thread.submit { [self] state in
             guard case .active = state else { return }
-            listen(deliver)
+            listen(onListening: onListening, deliver)
         }
     }
 
@@ -33,7 +33,7 @@ final class NotificationListener: Sendable {
         thread.shutdownGracefully { _ in }
     }
 
-    private func listen(_ deliver: @Sendable (String) -> Void) {
+    private func listen(onListening: @Sendable () -> Void, _ deliver: @Sendable (String) -> Void) {
         // A quoted identifier: the channel name is text, never SQL.
         let statement = "LISTEN \"" + channel.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         var listening = false
@@ -48,6 +48,7 @@ final class NotificationListener: Sendable {
                     }
                     try connection.runScript(statement)
                     listening = true
+                    onListening()
                     backoff = 50
                     if loggedOutage { logger.info("listening again", metadata: ["channel": "\(channel)"]) }
                     loggedOutage = false

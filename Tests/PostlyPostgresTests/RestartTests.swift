@@ -1,7 +1,15 @@
 import Logging
 import PostlyPostgres
+import Synchronization
 import Testing
 import TestSupport
+
+/// How often a listener's `LISTEN` took effect.
+final class ListeningCount: Sendable {
+    private let value = Mutex(0)
+    func add() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
 
 @Suite("Surviving a server restart", .serialized, .timeLimit(.minutes(2)))
 struct RestartTests {
@@ -14,8 +22,10 @@ struct RestartTests {
                 for _ in 0..<4 { group.addTask { try await database.execute("SELECT pg_sleep(0.05)") } }
                 try await group.waitForAll()
             }
-            var listener = database.listen(channel: "restart").makeAsyncIterator()
+            let listenings = ListeningCount()
+            var listener = database.listen(channel: "restart", onListening: { listenings.add() }).makeAsyncIterator()
             try await waitUntilListening(database, channel: "restart", iterator: &listener)
+            #expect(listenings.count == 1)
 
             try await server.stop()
             for _ in 0..<3 {
@@ -41,6 +51,8 @@ struct RestartTests {
             try await waitUntilListening(database, channel: "restart", iterator: &listener)
             try await database.notify(channel: "restart", payload: "after restart")
             #expect(await listener.next() == "after restart")
+            // What was sent while it was away is lost: the listener is told it started again.
+            #expect(listenings.count == 2)
         } catch {
             await database.close()
             await server.destroy()

@@ -21,10 +21,18 @@ import TestSupport
                 "UPDATE posts SET content_html = '<p>Intro paragraph.</p>', excerpt = 'Intro paragraph.' WHERE id = \(broken.id)")
             try await api.database.execute("UPDATE posts SET rendered_by = NULL")
             let eventsBefore = try await Self.outboxEvents(api)
-            let rerender = ContentRerender(writes: WriteUnit(database: api.database, producer: "posts", logger: Logger(label: "test")))
+            // The running service holds the broken post in its read model.
+            #expect(try await api.request(.get, "/api/posts/\(broken.id)").post().contentHtml == "<p>Intro paragraph.</p>")
+            let rerender = ContentRerender(
+                writes: WriteUnit(database: api.database, producer: "posts", logger: Logger(label: "test")), database: api.database)
 
             #expect(try await rerender.run() == 1)
 
+            // The command is another process: the service hears of it and reads the post again.
+            let shown = try await eventually(within: .seconds(1)) {
+                try await api.request(.get, "/api/posts/\(broken.id)").post().contentHtml != "<p>Intro paragraph.</p>"
+            }
+            #expect(shown)
             let repaired = try await api.request(.get, "/api/posts/\(broken.id)").post()
             #expect(repaired.contentHtml?.hasSuffix("<p>Outro <strong>bold</strong>.</p>\n") == true)
             #expect(repaired.excerpt == "Intro paragraph. Outro bold.")
@@ -51,7 +59,8 @@ import TestSupport
             let post = try await api.create("Current", content: "Made *now*.", as: ada)
             // Different HTML, but stored by the current renderer: a rerender must not even look.
             try await api.database.execute("UPDATE posts SET content_html = '<p>kept</p>' WHERE id = \(post.id)")
-            let rerender = ContentRerender(writes: WriteUnit(database: api.database, producer: "posts", logger: Logger(label: "test")))
+            let rerender = ContentRerender(
+                writes: WriteUnit(database: api.database, producer: "posts", logger: Logger(label: "test")), database: api.database)
             #expect(try await rerender.run() == 0)
             #expect(try await api.database.query("SELECT content_html FROM posts WHERE id = \(post.id)")[0].decode("content_html", as: String.self) == "<p>kept</p>")
             // An edit of the content renders it with the current renderer, and says so.

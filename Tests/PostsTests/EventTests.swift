@@ -69,8 +69,8 @@ import TestSupport
         defer { broker.stop() }
         let kafka = try testConfiguration(brokers: broker.brokers)
         try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: kafka)
-        // A cache that would keep a post for an hour: the events must drop what they change.
-        try await withPostsService(brokers: broker.brokers, cacheLifetime: .seconds(3600)) { api in
+        // The read model keeps a post until a change drops it: the events must drop what they change.
+        try await withPostsService(brokers: broker.brokers) { api in
             let registered = try EventFixtures.event(.userRegistered)
             let updated = try EventFixtures.event(.userUpdated)
             let created = try EventFixtures.event(.commentCreated)

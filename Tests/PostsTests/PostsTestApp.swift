@@ -62,7 +62,7 @@ struct UnexpectedAnswer: Error, CustomStringConvertible {
 /// Runs `body` against a posts service of its own (fresh database; the shared test broker
 /// unless `brokers` names another).
 func withPostsService(
-    brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200), cacheLifetime: Duration = .seconds(1),
+    brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200),
     afterShutdown: @Sendable (Database) async throws -> Void = { _ in }, _ body: @escaping @Sendable (PostsClient) async throws -> Void
 ) async throws {
     try await ServiceTestHarness.run(brokers: brokers, poolSize: poolSize) { setup in
@@ -70,7 +70,6 @@ func withPostsService(
         configuration.service.postgres = setup.postgres
         configuration.service.kafka = setup.kafka
         configuration.viewFlushInterval = viewFlushInterval
-        configuration.cacheLifetime = cacheLifetime
         return try buildApplication(configuration, logger: testLogger, options: setup.options)
     } afterShutdown: { database in
         try await afterShutdown(database)

@@ -6,3 +6,4 @@ for service in auth posts comments search images notifications; do
   psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
     -c "CREATE DATABASE postly_$service"
 done
+psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"

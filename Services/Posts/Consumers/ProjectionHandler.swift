@@ -18,7 +18,7 @@ public struct ProjectionHandler: EventHandler {
         case .userRegistered, .userUpdated:
             try await UsersProjection.apply(event, in: connection)
             // A name or picture shows in every post of the author and in comments anywhere.
-            connection.signalAfterCommit(PostCache.channel, payload: PostCache.allPosts)
+            connection.signal([.everything])
         case .commentCreated(let snapshot):
             let comment = snapshot.comment
             try await connection.execute(
@@ -28,10 +28,10 @@ public struct ProjectionHandler: EventHandler {
                         \(comment.author.profilePicture), \(comment.createdAt))
                 ON CONFLICT (id) DO NOTHING
                 """)
-            connection.signalAfterCommit(PostCache.channel, payload: comment.postId)
+            connection.signal([.post(id: comment.postId)])
         case .commentDeleted(let snapshot):
             try await connection.execute("DELETE FROM comments WHERE id = \(snapshot.comment.id)")
-            connection.signalAfterCommit(PostCache.channel, payload: snapshot.comment.postId)
+            connection.signal([.post(id: snapshot.comment.postId)])
         default:
             break
         }

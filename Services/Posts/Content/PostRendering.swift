@@ -8,6 +8,8 @@ public struct PostRendering: Sendable, Hashable {
     public var html: String
     public var excerpt: String
     public var readTime: Int
+    /// The plain text, which events carry for search; nil when this was not rendered here.
+    public var text: String?
 
     public init(html: String, excerpt: String, readTime: Int) {
         self.html = html
@@ -20,6 +22,7 @@ public struct PostRendering: Sendable, Hashable {
         self.html = rendering.html
         self.excerpt = Self.excerpt(of: rendering.text)
         self.readTime = ReadTime.minutes(for: markdown)
+        self.text = rendering.text
     }
 
     /// The text cut at a word boundary with `…` when longer than 200 characters.

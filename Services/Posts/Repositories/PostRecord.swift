@@ -69,10 +69,11 @@ struct PostRecord: Sendable {
     }
 
     /// The post as its events carry it: rendered, without comments and views (others own them).
-    func snapshot(deletedAt: Date? = nil) -> PostSnapshot {
+    /// `contentText` when the write just rendered it, else it is rendered here.
+    func snapshot(contentText: String? = nil, deletedAt: Date? = nil) -> PostSnapshot {
         var post = post(comments: [])
         post.views = 0
-        return PostSnapshot(post: post, contentText: Markdown.render(content).text, deletedAt: deletedAt)
+        return PostSnapshot(post: post, contentText: contentText ?? Markdown.render(content).text, deletedAt: deletedAt)
     }
 }
 

@@ -4,25 +4,21 @@ import PostlyMarkdown
 import PostlyModels
 import PostlyPostgres
 
-/// `PostRepository` on the service's PostgreSQL database.
+/// `PostRepository` on the service's PostgreSQL database, read through the read model in
+/// memory (`ReadModel`): a post or a list page is read from the database once, then answered
+/// from memory until a change drops it.
 public struct PostgresPostRepository: PostRepository {
     let database: Database
-    let feedTotal: FeedTotalCache
-    let cache: PostCache
+    let model: ReadModel
 
-    /// - Parameters:
-    ///   - cacheLifetime: how long a post read from the database answers reads without it
-    ///     (`PostCache`); another instance's changes show within it. Zero turns the cache off.
-    ///   - cacheBytes: about how much post text the cache holds at most.
-    public init(database: Database, cacheLifetime: Duration = .seconds(1), cacheBytes: Int = 32 << 20) {
+    /// - Parameter model: the read model; by default one of its own of 32 MiB.
+    init(database: Database, model: ReadModel? = nil) {
         self.database = database
-        let cache = PostCache(lifetime: cacheLifetime, capacityBytes: cacheBytes)
-        let feedTotal = FeedTotalCache()
-        self.cache = cache
-        self.feedTotal = feedTotal
-        // For the database's lifetime, like the repository's.
-        _ = database.onCommit(signalling: PostCache.channel) { cache.drop($0) }
-        _ = database.onCommit(signalling: FeedTotalCache.channel) { _ in feedTotal.invalidate() }
+        self.model = model ?? ReadModel(database: database, capacityBytes: 32 << 20)
+    }
+
+    public init(database: Database) {
+        self.init(database: database, model: nil)
     }
 
     /// A post's columns with its author's name and picture from the users projection (the
@@ -42,83 +38,57 @@ public struct PostgresPostRepository: PostRepository {
     }
 
     public func post(slug: String, viewer: String?) async throws -> Post {
-        try await database.withConnection { connection in
-            let rows = try await connection.query(
-                """
-                SELECT \(unescaped: Self.columns) \(unescaped: Self.from)
-                WHERE p.id = (SELECT post_id FROM slugs WHERE slug = \(slug))
-                """)
-            guard let record = try rows.first.map(PostRecord.init), record.isVisible(to: viewer) else { throw PostError.notFound }
-            return try await Self.post(record, in: connection)
-        }
+        let id = try await database.query("SELECT post_id FROM slugs WHERE slug = \(slug)").first?.decode("post_id", as: String.self)
+        guard let id else { throw PostError.notFound }
+        return try await post(id: id, viewer: viewer)
     }
 
     public func list(_ filter: PostFilter, page: PageRequest) async throws -> PostPage {
-        let isFeed = filter == PostFilter(status: .published, authorId: nil)
-        let cachedTotal = isFeed ? feedTotal.total : nil
-        let countedAt = ContinuousClock.now
-        // The page's ids in one round trip (the index answers it); the posts come from the cache.
-        let (ids, total): ([String], Int) = try await database.withConnection { connection in
-            let status = filter.status?.rawValue
-            if let cachedTotal {
-                let rows = try await connection.query(
-                    """
-                    SELECT p.id FROM posts p WHERE p.status = 'published'
-                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
-                    LIMIT \(page.limit) OFFSET \(page.offset)
-                    """)
-                return (try rows.map { try $0.decode("id") }, cachedTotal)
+        let key = ReadModel.PageKey(filter: filter, page: page)
+        let listed = try await model.pages.values([key]) { _ in
+            try await database.withConnection { connection in
+                [key: ReadModel.PageIDs(ids: try await Self.ids(filter, page: page, in: connection), total: try await PostTotals.total(of: filter, in: connection))]
             }
-            // The total beside the page (a window count would make PostgreSQL read every
-            // matching row before the LIMIT).
-            let rows = try await connection.query(
-                """
-                WITH page AS (
-                    SELECT p.id, p.published_at, p.created_at FROM posts p
-                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC
-                    LIMIT \(page.limit) OFFSET \(page.offset)
-                )
-                SELECT page.id, (
-                    SELECT count(*) FROM posts p
-                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                ) AS total
-                FROM page ORDER BY page.published_at DESC, page.created_at DESC, page.id DESC
-                """)
-            var total = try rows.first?.decode("total", as: Int.self) ?? 0
-            if rows.isEmpty, page.offset > 0 {
-                // Past the last page: no row carried the total.
-                total = try await connection.query(
-                    """
-                    SELECT count(*) AS total FROM posts p
-                    WHERE (\(status)::text IS NULL OR p.status = \(status)) AND (\(filter.authorId)::text IS NULL OR p.author_id = \(filter.authorId))
-                    """
-                ).first?.decode("total", as: Int.self) ?? 0
-            }
-            if isFeed { feedTotal.store(total, countedAt: countedAt) }
-            return (try rows.map { try $0.decode("id") }, total)
-        }
-        return PostPage(posts: try await posts(ids: ids), pagination: Pagination(total: total, page: page.page, limit: page.limit))
+        }[key] ?? ReadModel.PageIDs(ids: [], total: 0)
+        return PostPage(posts: try await posts(ids: listed.ids), pagination: Pagination(total: listed.total, page: page.page, limit: page.limit))
     }
 
-    /// The posts with these ids, in this order, from the cache where it has them and else in
-    /// one batched read, which the cache keeps. Ids that name no post are left out.
-    private func posts(ids: [String]) async throws -> [Post] {
-        var found: [String: Post] = [:]
-        var missing: [String] = []
-        for id in ids {
-            if let post = cache.post(id) { found[id] = post } else { missing.append(id) }
+    /// A page's ids, newest first, each filter by the index made for it.
+    private static func ids(_ filter: PostFilter, page: PageRequest, in connection: DatabaseConnection) async throws -> [String] {
+        let rows = switch (filter.authorId, filter.status) {
+        case (nil, let status?):
+            try await connection.query(
+                """
+                SELECT id FROM posts WHERE status = \(status.rawValue)
+                ORDER BY published_at DESC, created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)
+                """)
+        case (let authorId?, let status?):
+            try await connection.query(
+                """
+                SELECT id FROM posts WHERE author_id = \(authorId) AND status = \(status.rawValue)
+                ORDER BY published_at DESC, created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)
+                """)
+        case (let authorId?, nil):
+            try await connection.query(
+                """
+                SELECT id FROM posts WHERE author_id = \(authorId)
+                ORDER BY published_at DESC, created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)
+                """)
+        case (nil, nil):
+            try await connection.query(
+                "SELECT id FROM posts ORDER BY published_at DESC, created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)")
         }
-        if !missing.isEmpty {
-            let readAt = ContinuousClock.now
-            let read = try await database.withConnection { connection in
+        return try rows.map { try $0.decode("id") }
+    }
+
+    /// The posts with these ids, in this order, from the read model where it has them and else
+    /// in one batched read, which it keeps. Ids that name no post are left out.
+    private func posts(ids: [String]) async throws -> [Post] {
+        let found = try await model.posts.values(ids) { missing in
+            try await database.withConnection { connection in
                 let rows = try await connection.query(
                     "SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.id = ANY(\(missing))")
-                return try await Self.posts(rows.map(PostRecord.init), in: connection)
-            }
-            for post in read {
-                cache.store(post, readAt: readAt)
-                found[post.id] = post
+                return Dictionary(uniqueKeysWithValues: try await Self.posts(rows.map(PostRecord.init), in: connection).map { ($0.id, $0) })
             }
         }
         return ids.compactMap { found[$0] }
@@ -196,8 +166,9 @@ public struct PostgresPostRepository: PostRepository {
             SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
-        try await transaction.emit(.postCreated(record.snapshot()), key: id, actorId: caller.userId)
-        connection.signalAfterCommit(FeedTotalCache.channel)
+        try await PostTotals.move(authorId: caller.userId, from: nil, to: new.status, in: connection)
+        try await transaction.emit(.postCreated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
+        connection.signal(PostChange.written(id: id, authorId: caller.userId, statusBefore: nil, statusAfter: new.status))
         return record.post(comments: [])
     }
 
@@ -242,9 +213,9 @@ public struct PostgresPostRepository: PostRepository {
             SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
-        try await transaction.emit(.postUpdated(record.snapshot()), key: id, actorId: caller.userId)
-        connection.signalAfterCommit(PostCache.channel, payload: id)
-        connection.signalAfterCommit(FeedTotalCache.channel)
+        try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
+        try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
+        connection.signal(PostChange.written(id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status))
         return .updated(try await Self.post(record, in: connection))
     }
 
@@ -255,9 +226,9 @@ public struct PostgresPostRepository: PostRepository {
         // events may arrive before the post's), so its rows go here.
         try await connection.execute("DELETE FROM posts WHERE id = \(id)")
         try await connection.execute("DELETE FROM comments WHERE post_id = \(id)")
+        try await PostTotals.move(authorId: record.authorId, from: record.status, to: nil, in: connection)
         try await transaction.emit(.postDeleted(record.snapshot(deletedAt: Date())), key: id, actorId: caller.userId)
-        connection.signalAfterCommit(PostCache.channel, payload: id)
-        connection.signalAfterCommit(FeedTotalCache.channel)
+        connection.signal(PostChange.written(id: id, authorId: record.authorId, statusBefore: record.status, statusAfter: nil))
     }
 
     /// The post locked for a write by its author: `notFound` when it does not exist or is
@@ -310,21 +281,22 @@ public struct PostgresPostRepository: PostRepository {
             profilePicture: try user?.decode("profile_picture", as: String?.self) ?? nil)
         let like = PostLike(postId: id, postTitle: post.title, postAuthorId: post.authorId, liker: liker, likes: likes)
         try await transaction.emit(liked ? .postLiked(like) : .postUnliked(like), key: id, actorId: caller.userId)
-        connection.signalAfterCommit(PostCache.channel, payload: id)
+        connection.signal([.post(id: id)])
     }
 
+    /// Merges the new totals into the read model instead of dropping the posts: a view never
+    /// costs a read.
     public func addViews(_ views: [String: Int]) async throws {
         guard !views.isEmpty else { return }
         let ids = Array(views.keys)
         let counts = ids.map { views[$0, default: 0] }
-        try await database.withConnection { connection in
-            try await connection.execute(
-                """
-                UPDATE posts SET views = posts.views + v.count
-                FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
-                """)
-            for id in ids { connection.signalAfterCommit(PostCache.channel, payload: id) }
-        }
+        let rows = try await database.query(
+            """
+            UPDATE posts SET views = posts.views + v.count
+            FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
+            RETURNING posts.id, posts.views
+            """)
+        model.viewsWritten(Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("id", as: String.self), try $0.decode("views", as: Int.self)) }))
     }
 
     // MARK: - Operations
@@ -337,5 +309,13 @@ public struct PostgresPostRepository: PostRepository {
             try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
         }
         return records.map(\.id)
+    }
+}
+
+extension DatabaseConnection {
+    /// Drops what `changes` made stale from this instance's read model once the transaction
+    /// commits, and tells the other instances (`ReadModel`).
+    func signal(_ changes: [PostChange]) {
+        for change in changes { signalAfterCommit(ReadModel.channel, payload: change.line) }
     }
 }

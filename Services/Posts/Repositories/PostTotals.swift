@@ -1,0 +1,42 @@
+import PostlyModels
+import PostlyPostgres
+
+/// How many posts each list holds (`post_totals`), kept by the writes in their own
+/// transaction, so reading a total costs the same however many posts there are.
+enum PostTotals {
+    /// Concurrent writes to one list add to different rows, so none waits for another's commit.
+    static let slots = 16
+
+    /// Moves a post of `authorId` out of the lists of `before` and into those of `after` (nil:
+    /// none, for a created or deleted post). Every author's lists are `author_id` ''.
+    static func move(authorId: String, from before: PostStatus?, to after: PostStatus?, in connection: DatabaseConnection) async throws {
+        guard before != after else { return }
+        var changes: [(authorId: String, status: String, posts: Int)] = []
+        for (status, posts) in [(before, -1), (after, 1)] {
+            guard let status else { continue }
+            changes += [("", status.rawValue, posts), (authorId, status.rawValue, posts)]
+        }
+        // One order for the rows every write locks, so two writes never deadlock on them.
+        changes.sort { ($0.authorId, $0.status) < ($1.authorId, $1.status) }
+        try await connection.execute(
+            """
+            INSERT INTO post_totals (author_id, status, slot, posts)
+            SELECT author_id, status, \(Int.random(in: 0..<slots)), posts
+            FROM unnest(\(changes.map(\.authorId))::text[], \(changes.map(\.status))::text[], \(changes.map(\.posts))::bigint[])
+                AS change(author_id, status, posts)
+            ON CONFLICT (author_id, status, slot) DO UPDATE SET posts = post_totals.posts + excluded.posts
+            """)
+    }
+
+    /// The number of posts in the list `filter` describes: the sum of at most 32 rows.
+    static func total(of filter: PostFilter, in connection: DatabaseConnection) async throws -> Int {
+        let authorId = filter.authorId ?? ""
+        let rows = if let status = filter.status {
+            try await connection.query(
+                "SELECT COALESCE(sum(posts), 0)::bigint AS total FROM post_totals WHERE author_id = \(authorId) AND status = \(status.rawValue)")
+        } else {
+            try await connection.query("SELECT COALESCE(sum(posts), 0)::bigint AS total FROM post_totals WHERE author_id = \(authorId)")
+        }
+        return try rows.first?.decode("total", as: Int.self) ?? 0
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import HTTPTypes
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+@testable import PostsService
+import Synchronization
+import Testing
+import TestSupport
+
+/// Reads answer from the read model in memory, which keeps a post until a change drops it:
+/// no change is hidden by it longer than the contract allows, here or in another instance.
+@Suite struct ReadModelTests {
+    @Test func thisInstancesChangesShowOnTheNextRead() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let bob = try await api.user("Bob")
+            let post = try await api.create("Before", as: ada)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().title == "Before")
+            #expect(try await api.request(.get, "/api/posts").page().posts.first?.title == "Before")
+
+            try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"title":"After"}"#)
+            let edited = try await api.request(.get, "/api/posts/\(post.id)").post()
+            #expect(edited.title == "After" && edited.version == 2)
+            #expect(try await api.request(.get, "/api/posts").page().posts.first?.title == "After")
+
+            try await api.request(.post, "/api/posts/\(post.id)/like", as: bob)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().likes == 1)
+            try await api.request(.delete, "/api/posts/\(post.id)/like", as: bob)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().likes == 0)
+
+            try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"status":"draft"}"#)
+            #expect(try await api.request(.get, "/api/posts").page().pagination.total == 0)
+            #expect(try await api.request(.get, "/api/posts?status=draft", as: ada).page().posts.map(\.id) == [post.id])
+
+            try await api.request(.delete, "/api/posts/\(post.id)", as: ada)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").status == .notFound)
+            #expect(try await api.request(.get, "/api/users/me/posts", as: ada).page().pagination.total == 0)
+        }
+    }
+
+    @Test func viewsStayExactWhileThePostIsCached() async throws {
+        try await withPostsService(viewFlushInterval: .milliseconds(100)) { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            var shown: [Int] = []
+            for round in 0..<3 {
+                for _ in 0..<10 { shown.append(try await api.request(.get, "/api/posts/\(post.id)").post().views) }
+                // Let the counter write them, then read again from a cache that held the post throughout.
+                let written = try await eventually(within: .seconds(5)) {
+                    try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == (round + 1) * 10
+                }
+                #expect(written)
+            }
+            // A read never shows more than the views so far (while a batch is being written it may
+            // show fewer for a moment); once written, the cached post shows them all.
+            #expect(zip(shown, 1...30).allSatisfy { $0 <= $1 }, "\(shown)")
+            #expect(shown.first == 1)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views == 31)
+        }
+    }
+
+    /// Two instances of the service on one database, each with its own read model and sync,
+    /// as two processes have them (commit signals are per `Database`).
+    @Test func anotherInstancesChangesShowWithinASecond() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let other = Database(configuration: database.configuration, logger: testLogger)
+            let one = Instance(database: database)
+            let two = Instance(database: other)
+            let ada = Caller(userId: "ada", name: "Ada")
+            let feed = PostFilter(status: .published, authorId: nil)
+            try await withRunning([one.sync, two.sync]) {
+                let post = try await one.writes.write {
+                    try await one.repository.create(NewPost(title: "Mine", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
+                }
+                // Both read models hold the post and the feed's page from now on.
+                #expect(try await two.repository.post(id: post.id, viewer: nil).title == "Mine")
+                #expect(try await two.repository.list(feed, page: PageRequest()).pagination.total == 1)
+                try await Task.sleep(for: .milliseconds(300))
+
+                func shows(_ condition: @escaping @Sendable () async throws -> Bool) async throws {
+                    let started = ContinuousClock.now
+                    #expect(try await eventually(within: .seconds(3), condition))
+                    #expect(started.duration(to: .now) < .seconds(1))
+                }
+                _ = try await one.writes.write {
+                    try await one.repository.update(id: post.id, PostChanges(title: "Edited"), by: ada, ifMatch: nil, in: $0)
+                }
+                try await shows { try await two.repository.post(id: post.id, viewer: nil).title == "Edited" }
+
+                try await one.writes.write { try await one.repository.setLiked(true, id: post.id, by: Caller(userId: "bob", name: "Bob"), in: $0) }
+                try await shows { try await two.repository.post(id: post.id, viewer: nil).likes == 1 }
+
+                // A comment applied by the instance whose consumer got the event.
+                try await one.database.transaction { connection in
+                    try await ProjectionHandler().apply(try Self.comment(on: post.id), in: connection)
+                }
+                try await shows { try await two.repository.post(id: post.id, viewer: nil).commentsCount == 1 }
+
+                // Views written by one instance's counter are merged into the other's cached post.
+                try await one.repository.addViews([post.id: 5])
+                try await shows { try await two.repository.post(id: post.id, viewer: nil).views == 5 }
+
+                _ = try await one.writes.write {
+                    try await one.repository.create(NewPost(title: "Second", content: "More.", status: .published, coverImage: nil), by: ada, in: $0)
+                }
+                try await shows { try await two.repository.list(feed, page: PageRequest()).pagination.total == 2 }
+
+                try await one.writes.write { try await one.repository.delete(id: post.id, by: ada, in: $0) }
+                try await shows {
+                    let gone = (try? await two.repository.post(id: post.id, viewer: nil)) == nil
+                    let listed = try await two.repository.list(feed, page: PageRequest()).posts.map(\.title)
+                    return gone && listed == ["Second"]
+                }
+            }
+            await other.close()
+        }
+    }
+
+    struct Instance {
+        let database: Database
+        let repository: PostgresPostRepository
+        let writes: WriteUnit
+        let sync: ReadModelSync
+
+        init(database: Database) {
+            self.database = database
+            let model = ReadModel(database: database, capacityBytes: 1 << 20)
+            repository = PostgresPostRepository(database: database, model: model)
+            writes = WriteUnit(database: database, producer: "posts", logger: testLogger)
+            sync = ReadModelSync(database: database, model: model, logger: testLogger)
+        }
+    }
+
+    static func comment(on postId: String) throws -> Event {
+        var event = try EventFixtures.event(.commentCreated)
+        guard case .commentCreated(var snapshot) = event.data else { throw UnexpectedEvent() }
+        snapshot.comment.postId = postId
+        event.data = .commentCreated(snapshot)
+        return event
+    }
+
+    struct UnexpectedEvent: Error {}
+}
+
+/// Counts loads from closures that run concurrently.
+final class LoadCounter: Sendable {
+    private let value = Atomic(0)
+    func add() { value.add(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
+/// The read cache's own rules, without a database.
+@Suite struct ReadCacheRulesTests {
+    static func cache(capacity: Int = 1 << 20) -> ReadCache<String, String> {
+        ReadCache(capacityBytes: capacity, cost: { $0.utf8.count }, tags: { [$0] })
+    }
+
+    @Test func aLoadThatBeganBeforeADropAnswersButIsNotKept() async throws {
+        let cache = Self.cache()
+        let loads = LoadCounter()
+        let value = try await cache.values(["a"]) { keys in
+            loads.add()
+            cache.drop(tags: ["a"])  // a change commits while the read runs
+            return ["a": "old"]
+        }
+        #expect(value["a"] == "old")
+        #expect(try await cache.values(["a"]) { _ in loads.add(); return ["a": "new"] }["a"] == "new")
+        #expect(try await cache.values(["a"]) { _ in loads.add(); return ["a": "newer"] }["a"] == "new")
+        #expect(loads.count == 2)
+    }
+
+    @Test func droppingEverythingAlsoRefusesLoadsRunning() async throws {
+        let cache = Self.cache()
+        _ = try await cache.values(["a"]) { _ in ["a": "kept"] }
+        _ = try await cache.values(["b"]) { _ in
+            cache.dropAll()
+            return ["b": "old"]
+        }
+        #expect(cache.usage.entries == 0)
+    }
+
+    @Test func concurrentMissesOfOneKeyWaitForOneLoad() async throws {
+        let cache = Self.cache()
+        let loads = LoadCounter()
+        let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                try await cache.values(["a"]) { _ in
+                    loads.add()
+                    startedContinuation.yield()
+                    for await _ in release { break }
+                    return ["a": "value"]
+                }["a"]
+            }
+            for await _ in started { break }
+            for _ in 0..<20 { group.addTask { try await cache.values(["a", "b"]) { _ in loads.add(); return ["b": "other"] }["a"] } }
+            // Let the twenty reach the cache (they wait for the first load, or load only "b").
+            try await Task.sleep(for: .milliseconds(200))
+            releaseContinuation.yield()
+            for try await value in group { #expect(value == "value") }
+        }
+        // One load of "a"; "b" once by the first of the twenty and then from memory (or a few
+        // times if they raced before the first stored it).
+        #expect(loads.count >= 2)
+        #expect(try await cache.values(["a"]) { _ in ["a": "again"] }["a"] == "value")
+    }
+
+    @Test func theLeastRecentlyUsedGoFirstAndTheBytesStayBounded() async throws {
+        let capacity = 10_000
+        let cache = Self.cache(capacity: capacity)
+        let text = String(repeating: "x", count: 1000)
+        _ = try await cache.values(["keep"]) { _ in ["keep": text] }
+        for index in 0..<50 {
+            _ = try await cache.values(["p\(index)"]) { _ in ["p\(index)": text] }
+            // Read "keep" every time: it stays the most recently used.
+            _ = try await cache.values(["keep"]) { _ in Issue.record("keep was evicted"); return ["keep": text] }
+        }
+        #expect(cache.usage.bytes <= capacity)
+        #expect(cache.usage.entries >= 5)
+    }
+}
+
+/// The lists' totals are kept by the writes: each equals the count of its posts through
+/// creates, publishing, unpublishing and deletes.
+@Suite struct PostTotalsTests {
+    @Test func everyListsTotalFollowsTheWrites() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let repository = PostgresPostRepository(database: database)
+            let writes = WriteUnit(database: database, producer: "posts", logger: testLogger)
+            let ada = Caller(userId: "ada", name: "Ada")
+            let bob = Caller(userId: "bob", name: "Bob")
+            func create(_ status: PostStatus, by caller: Caller) async throws -> Post {
+                try await writes.write {
+                    try await repository.create(NewPost(title: "T", content: "W.", status: status, coverImage: nil), by: caller, in: $0)
+                }
+            }
+            func expectTotalsAreCounts() async throws {
+                for filter in [
+                    PostFilter(status: .published, authorId: nil), PostFilter(status: .draft, authorId: nil),
+                    PostFilter(status: nil, authorId: "ada"), PostFilter(status: .published, authorId: "ada"),
+                    PostFilter(status: .draft, authorId: "ada"), PostFilter(status: .draft, authorId: "bob"),
+                ] {
+                    let page = try await repository.list(filter, page: PageRequest(page: 1, limit: 100))
+                    let counted = try await database.query(
+                        """
+                        SELECT count(*)::bigint AS n FROM posts
+                        WHERE status = COALESCE(\(filter.status?.rawValue), status) AND author_id = COALESCE(\(filter.authorId), author_id)
+                        """)[0].decode("n", as: Int.self)
+                    #expect(page.pagination.total == counted && page.posts.count == counted, "\(filter)")
+                }
+            }
+            let first = try await create(.published, by: ada)
+            let draft = try await create(.draft, by: ada)
+            _ = try await create(.draft, by: bob)
+            _ = try await create(.published, by: bob)
+            try await expectTotalsAreCounts()
+            _ = try await writes.write { try await repository.update(id: draft.id, PostChanges(status: .published), by: ada, ifMatch: nil, in: $0) }
+            _ = try await writes.write { try await repository.update(id: first.id, PostChanges(status: .draft), by: ada, ifMatch: nil, in: $0) }
+            _ = try await writes.write { try await repository.update(id: first.id, PostChanges(title: "Only the title"), by: ada, ifMatch: nil, in: $0) }
+            try await expectTotalsAreCounts()
+            try await writes.write { try await repository.delete(id: draft.id, by: ada, in: $0) }
+            try await expectTotalsAreCounts()
+        }
+    }
+
+    @Test func aFeedReadWhileAWriteCommitsIsNotServedAfterTheCommit() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let repository = PostgresPostRepository(database: database)
+            let writes = WriteUnit(database: database, producer: "posts", logger: testLogger)
+            let feed = PostFilter(status: .published, authorId: nil)
+            try await writes.write { transaction in
+                _ = try await repository.create(
+                    NewPost(title: "New", content: "Words.", status: .published, coverImage: nil), by: Caller(userId: "ada", name: "Ada"), in: transaction)
+                // Another request reads the feed on another connection before this write commits.
+                #expect(try await repository.list(feed, page: PageRequest()).pagination.total == 0)
+            }
+            #expect(try await repository.list(feed, page: PageRequest()).pagination.total == 1)
+        }
+    }
+}
