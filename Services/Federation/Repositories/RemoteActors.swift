@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import PostlyPostgres
+
+/// A remote actor as its document says: its key and its inboxes.
+struct RemoteActor: Sendable, Equatable {
+    var id: String
+    var keyId: String
+    var publicKeyPEM: String
+    var inbox: String
+    var sharedInbox: String?
+}
+
+/// Remote actors' keys, by key id: from the table while fresh (24 h), else fetched from the
+/// key's document (signed as the instance actor, for servers in authorized-fetch mode) and
+/// stored. A stale entry still serves when its server cannot be reached: a deleted actor's
+/// server answers 410, and its `Delete` must still verify.
+struct RemoteActors: Sendable {
+    let database: Database
+    let http: OutboundHTTP
+    let keys: ActorKeys
+    let urls: FederationURLs
+    let lifetime: TimeInterval
+    let logger: Logger
+
+    /// The actor whose key `keyId` is; `refresh` fetches it even when stored and fresh (the
+    /// one refetch after a signature failed: the actor may have rotated its key).
+    func actor(keyId: String, refresh: Bool = false) async throws(SignatureError) -> RemoteActor {
+        let stored: (actor: RemoteActor, fresh: Bool)?
+        do {
+            stored = try await self.stored(keyId: keyId)
+        } catch {
+            throw .keyUnavailable("the database is unavailable")
+        }
+        if let stored, stored.fresh, !refresh { return stored.actor }
+        do {
+            return try await fetch(keyId: keyId)
+        } catch {
+            if let stored, !refresh { return stored.actor }
+            throw .keyUnavailable("\(error)")
+        }
+    }
+
+    private func stored(keyId: String) async throws -> (actor: RemoteActor, fresh: Bool)? {
+        let rows = try await database.query(
+            """
+            SELECT id, key_id, public_key_pem, inbox, shared_inbox, fetched_at > now() - make_interval(secs => \(lifetime)) AS fresh
+            FROM remote_actors WHERE key_id = \(keyId)
+            """)
+        guard let row = rows.first else { return nil }
+        let actor = RemoteActor(
+            id: try row.decode("id"), keyId: try row.decode("key_id"), publicKeyPEM: try row.decode("public_key_pem"),
+            inbox: try row.decode("inbox"), sharedInbox: try row.decode("shared_inbox"))
+        return (actor, try row.decode("fresh"))
+    }
+
+    /// Fetches the document of `keyId` (an actor with its `publicKey`, or a key naming its
+    /// `owner`, whose actor is then fetched for its inboxes) and stores the actor.
+    private func fetch(keyId: String) async throws -> RemoteActor {
+        let document = try await fetchDocument(keyId)
+        var actorDocument = document
+        let key: JSONValue
+        if let publicKey = Self.publicKey(keyId, in: document) {
+            key = publicKey
+        } else if document["publicKeyPem"] != nil, let owner = document["owner"]?.string {
+            key = document
+            actorDocument = try await fetchDocument(owner)
+        } else {
+            throw RemoteActorError.noKey
+        }
+        guard let pem = key["publicKeyPem"]?.string, let owner = key["owner"]?.string ?? actorDocument.id,
+            owner == actorDocument.id, let inbox = actorDocument["inbox"]?.string
+        else { throw RemoteActorError.incomplete }
+        let actor = RemoteActor(
+            id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: actorDocument["endpoints"]?["sharedInbox"]?.string)
+        try await database.execute(
+            """
+            INSERT INTO remote_actors (id, key_id, public_key_pem, inbox, shared_inbox, fetched_at)
+            VALUES (\(actor.id), \(actor.keyId), \(actor.publicKeyPEM), \(actor.inbox), \(actor.sharedInbox), now())
+            ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, public_key_pem = EXCLUDED.public_key_pem,
+                inbox = EXCLUDED.inbox, shared_inbox = EXCLUDED.shared_inbox, fetched_at = EXCLUDED.fetched_at
+            """)
+        return actor
+    }
+
+    private func fetchDocument(_ url: String) async throws -> JSONValue {
+        let response = try await http.get(url, keyId: urls.key(of: InstanceActor.id), key: try await keys.keyPair(of: InstanceActor.id))
+        guard response.status == 200 else { throw RemoteActorError.status(response.status) }
+        guard let document = JSONValue.parse(response.body) else { throw RemoteActorError.notJSON }
+        return document
+    }
+
+    /// The key `keyId` among an actor's `publicKey` (one key or several); the only one when
+    /// the id says nothing more.
+    static func publicKey(_ keyId: String, in actor: JSONValue) -> JSONValue? {
+        switch actor["publicKey"] {
+        case .object(let key)?: return .object(key)
+        case .array(let keys)?: return keys.first { $0["id"]?.string == keyId } ?? keys.first
+        default: return nil
+        }
+    }
+}
+
+enum RemoteActorError: Error, CustomStringConvertible {
+    case status(Int)
+    case notJSON
+    case noKey
+    case incomplete
+
+    var description: String {
+        switch self {
+        case .status(let status): "its document answered \(status)"
+        case .notJSON: "its document is not JSON"
+        case .noKey: "its document has no publicKey"
+        case .incomplete: "its actor has no inbox, or the key's owner is another actor"
+        }
+    }
+}
