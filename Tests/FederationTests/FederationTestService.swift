@@ -47,11 +47,11 @@ struct FederationTestService: Sendable {
     /// Posts `activity` to `path` signed as `peer` (with `key`, the peer's own unless given;
     /// as `Host: localhost`, what the test router sees), altered by `alter` after signing.
     func post(
-        _ activity: JSONValue, to path: String, signedBy peer: RemotePeer, key: ActorKeyPair? = nil, date: Date = Date(),
+        _ activity: JSONValue, to path: String, signedBy peer: RemotePeer, key: ActorKeyPair? = nil, keyId: String? = nil, date: Date = Date(),
         alter: (inout [(name: String, value: String)], inout [UInt8]) -> Void = { _, _ in }
     ) async throws -> TestAnswer {
         var body = activity.bytes
-        var headers = try HTTPSignature.sign(method: "POST", url: "http://localhost\(path)", body: body, keyId: peer.keyId, key: key ?? peer.key, date: date)
+        var headers = try HTTPSignature.sign(method: "POST", url: "http://localhost\(path)", body: body, keyId: keyId ?? peer.keyId, key: key ?? peer.key, date: date)
         headers.removeAll { $0.name == "Host" }
         alter(&headers, &body)
         var fields = HTTPFields()
@@ -107,6 +107,8 @@ final class RemotePeer: Sendable {
     let base: String
     let received = Locked<[Received]>([])
     let answer = Locked<(status: HTTPResponse.Status, headers: HTTPFields)>((.accepted, [:]))
+    /// The owner `/key` names: the peer's actor unless a test says otherwise.
+    let claimedOwner = Locked<String?>(nil)
 
     var actorId: String { base + "/actor" }
     var keyId: String { actorId + "#main-key" }
@@ -127,6 +129,14 @@ final class RemotePeer: Sendable {
             return Response(
                 status: .ok, headers: [.contentType: "application/activity+json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: peer.actorDocument.bytes)))
+        }
+        // A key of its own that claims another actor as its owner (for a test of impostors).
+        router.get("key") { _, _ -> Response in
+            guard let peer = peer.value else { return Response(status: .serviceUnavailable) }
+            let key: JSONValue = [
+                "id": .string(peer.base + "/key"), "owner": .string(peer.claimedOwner.value ?? peer.actorId), "publicKeyPem": .string(peer.key.publicKeyPEM),
+            ]
+            return Response(status: .ok, headers: [.contentType: "application/activity+json"], body: .init(byteBuffer: ByteBuffer(bytes: key.bytes)))
         }
         for path in ["inbox", "shared-inbox"] {
             router.post(.init(path)) { request, _ -> Response in

@@ -94,6 +94,28 @@ import TestSupport
         }
     }
 
+    @Test func aKeyThatAnotherActorDoesNotPublishIsRefused() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { victim in
+                try await RemotePeer.with { impostor in
+                    // The impostor's key document names the victim as its owner; the victim's
+                    // actor publishes another key.
+                    impostor.claimedOwner.withLock { $0 = victim.actorId }
+                    var follow = victim.follow(service.urls.actor(ada.userId))
+                    if case .object(var fields) = follow {
+                        fields["id"] = .string(impostor.base + "/follows/forged")
+                        follow = .object(fields)
+                    }
+                    let answer = try await service.post(follow, to: "/ap/inbox", signedBy: impostor, keyId: impostor.base + "/key")
+                    #expect(answer.status == .unauthorized, "\(answer.text)")
+                    #expect((answer.json["detail"] as? String)?.contains("does not publish") == true, "\(answer.text)")
+                    #expect(try await followers(service) == 0)
+                }
+            }
+        }
+    }
+
     @Test func badBodiesAreRefusedAndChangeNothing() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

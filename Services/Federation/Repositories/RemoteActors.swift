@@ -55,22 +55,19 @@ struct RemoteActors: Sendable {
     }
 
     /// Fetches the document of `keyId` (an actor with its `publicKey`, or a key naming its
-    /// `owner`, whose actor is then fetched for its inboxes) and stores the actor.
+    /// `owner`, whose actor is then fetched for its inboxes) and stores the actor. The actor
+    /// must publish the key itself, and live where the key does: a server vouches for its own
+    /// actors only.
     private func fetch(keyId: String) async throws -> RemoteActor {
-        let document = try await fetchDocument(keyId)
-        var actorDocument = document
-        let key: JSONValue
-        if let publicKey = Self.publicKey(keyId, in: document) {
-            key = publicKey
-        } else if document["publicKeyPem"] != nil, let owner = document["owner"]?.string {
-            key = document
+        var actorDocument = try await fetchDocument(keyId)
+        if actorDocument["inbox"] == nil, actorDocument["publicKeyPem"] != nil, let owner = actorDocument["owner"]?.string {
             actorDocument = try await fetchDocument(owner)
-        } else {
-            throw RemoteActorError.noKey
         }
-        guard let pem = key["publicKeyPem"]?.string, let owner = key["owner"]?.string ?? actorDocument.id,
-            owner == actorDocument.id, let inbox = actorDocument["inbox"]?.string
-        else { throw RemoteActorError.incomplete }
+        guard let key = Self.publicKey(keyId, in: actorDocument), let pem = key["publicKeyPem"]?.string else { throw RemoteActorError.noKey }
+        guard let owner = actorDocument.id, key["owner"]?.string ?? owner == owner, let inbox = actorDocument["inbox"]?.string else {
+            throw RemoteActorError.incomplete
+        }
+        guard URLParts(owner)?.authority == URLParts(keyId)?.authority else { throw RemoteActorError.elsewhere }
         let actor = RemoteActor(
             id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: actorDocument["endpoints"]?["sharedInbox"]?.string)
         try await database.execute(
@@ -90,14 +87,17 @@ struct RemoteActors: Sendable {
         return document
     }
 
-    /// The key `keyId` among an actor's `publicKey` (one key or several); the only one when
-    /// the id says nothing more.
+    /// The key `keyId` among an actor's `publicKey` (one key or several), by its id; a keyId
+    /// that is the actor's own id names its only key.
     static func publicKey(_ keyId: String, in actor: JSONValue) -> JSONValue? {
+        let keys: [JSONValue]
         switch actor["publicKey"] {
-        case .object(let key)?: return .object(key)
-        case .array(let keys)?: return keys.first { $0["id"]?.string == keyId } ?? keys.first
+        case .object(let key)?: keys = [.object(key)]
+        case .array(let all)?: keys = all
         default: return nil
         }
+        if let key = keys.first(where: { $0["id"]?.string == keyId }) { return key }
+        return keys.count == 1 && actor.id == keyId ? keys.first : nil
     }
 }
 
@@ -106,13 +106,15 @@ enum RemoteActorError: Error, CustomStringConvertible {
     case notJSON
     case noKey
     case incomplete
+    case elsewhere
 
     var description: String {
         switch self {
         case .status(let status): "its document answered \(status)"
         case .notJSON: "its document is not JSON"
-        case .noKey: "its document has no publicKey"
+        case .noKey: "its actor does not publish it"
         case .incomplete: "its actor has no inbox, or the key's owner is another actor"
+        case .elsewhere: "its actor lives on another server"
         }
     }
 }
