@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import NIOPosix
 import PostlyCurl
 
@@ -11,6 +12,9 @@ struct OutboundHTTP: Sendable {
     let allowPrivateNetworks: Bool
     let timeout: Duration
 
+    /// What signing one delivery costs (digest and RSA signature).
+    static let signing = Metrics.Timer(label: "postly_federation_signing_seconds")
+
     static let activityAccept = #"application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams""#
 
     /// A GET of an ActivityPub document, signed by `key` as `keyId`.
@@ -21,7 +25,9 @@ struct OutboundHTTP: Sendable {
 
     /// A POST of an activity, signed by `key` as `keyId`.
     func post(_ url: String, body: [UInt8], keyId: String, key: ActorKeyPair) async throws -> CurlHTTPClient.Response {
+        let started = ContinuousClock.now
         let headers = try HTTPSignature.sign(method: "POST", url: url, body: body, keyId: keyId, key: key)
+        Self.signing.recordSeconds(started.duration(to: .now).seconds)
         return try await send(.init(
             method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10))
     }
