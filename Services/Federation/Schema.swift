@@ -64,6 +64,7 @@ let schema = Migrations([
                 activity_id text PRIMARY KEY,
                 received_at timestamptz NOT NULL DEFAULT now()
             );
+            CREATE INDEX inbound_activities_age ON inbound_activities (received_at);
             -- One row per activity and (shared) inbox, until it is delivered (then deleted) or
             -- given up (`dead`). `next_attempt_at` is also the claim: a worker moves it a lease
             -- ahead when it takes the row, so a worker that dies leaves it due again.
@@ -83,6 +84,7 @@ let schema = Migrations([
                 UNIQUE (activity_id, inbox)
             );
             CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE NOT dead;
+            CREATE INDEX deliveries_given_up ON deliveries (created_at) WHERE dead;
             -- Hosts whose inboxes keep failing: paused for a while after too many in a row.
             CREATE TABLE inbox_hosts (
                 host text PRIMARY KEY,

@@ -24,6 +24,8 @@ import TestSupport
 
             let byId = try await service.get("/.well-known/webfinger?resource=acct:\(ada.userId)@\(FederationTestService.host)")
             #expect(JSONValue.parse(Array(byId.body))?["subject"]?.string == "acct:ada_lovelace@\(FederationTestService.host)")
+            let byActor = try await service.get("/.well-known/webfinger?resource=\(service.urls.actor(ada.userId))")
+            #expect(JSONValue.parse(Array(byActor.body))?["subject"]?.string == "acct:ada_lovelace@\(FederationTestService.host)")
             #expect(try await service.get("/.well-known/webfinger?resource=acct:ada_lovelace@elsewhere.example").status == .notFound)
             #expect(try await service.get("/.well-known/webfinger?resource=acct:nobody@\(FederationTestService.host)").status == .notFound)
             for garbled in ["", "?resource=ada", "?resource=acct:@\(FederationTestService.host)", "?resource=acct:ada"] {

@@ -17,6 +17,11 @@ struct DiscoveryController: Sendable {
     }
 
     @Sendable func webfinger(_ request: Request, context: PostlyRequestContext) async throws -> ActivityResponse {
+        // An actor's own id is a resource too (some servers ask that way).
+        if let resource = request.uri.queryParameters.get("resource"), let userId = urls.userId(ofActor: resource) {
+            guard let actor = try await actors.actor(userId: userId) else { throw APIError.notFound("No such account here") }
+            return jrd(actor)
+        }
         guard let resource = request.uri.queryParameters.get("resource"), resource.hasPrefix("acct:"),
             let at = resource.lastIndex(of: "@"), at > resource.index(resource.startIndex, offsetBy: 5)
         else {
@@ -28,6 +33,10 @@ struct DiscoveryController: Sendable {
         var found = try await actors.actor(handle: name.lowercased())
         if found == nil { found = try await actors.actor(userId: name) }
         guard let actor = found else { throw APIError.notFound("No such account here") }
+        return jrd(actor)
+    }
+
+    private func jrd(_ actor: LocalActor) -> ActivityResponse {
         let id = urls.actor(actor.userId)
         let document: JSONValue = [
             "subject": .string("acct:\(actor.handle)@\(urls.host)"),

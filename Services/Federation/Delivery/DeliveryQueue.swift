@@ -84,6 +84,12 @@ struct DeliveryQueue: Sendable {
         }
     }
 
+    /// Forgets given-up deliveries, and the ids of inbound activities, older than `date`.
+    func purge(before date: Date) async throws {
+        try await database.execute("DELETE FROM deliveries WHERE dead AND created_at < \(date)")
+        try await database.execute("DELETE FROM inbound_activities WHERE received_at < \(date)")
+    }
+
     /// Delivered: the row goes, and its host's run of failures ends.
     func delivered(_ delivery: Delivery) async throws {
         try await database.transaction { connection in

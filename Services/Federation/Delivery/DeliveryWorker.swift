@@ -24,6 +24,10 @@ final class DeliveryWorker: Service {
         dead: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "dead")])
     )
 
+    /// How long given-up deliveries and the ids of inbound activities are kept (a week): a
+    /// repeat after that is applied again, which a Follow or an Undo survives.
+    static let retention: TimeInterval = 7 * 86400
+
     init(queue: DeliveryQueue, http: OutboundHTTP, keys: ActorKeys, urls: FederationURLs, configuration: FederationConfiguration, logger: Logger) {
         self.queue = queue
         self.http = http
@@ -46,10 +50,15 @@ final class DeliveryWorker: Service {
                     try? await Task.sleep(for: pollInterval)
                 }
             }
+            var lastPurge = ContinuousClock.now - .seconds(600)
             for await _ in wakeUps.cancelOnGracefulShutdown() {
                 do {
                     // A full batch means there may be more.
                     while try await deliverDue() == configuration.deliveryConcurrency, !Task.isShuttingDownGracefully {}
+                    if lastPurge.duration(to: .now) >= .seconds(600) {
+                        try await queue.purge(before: Date().addingTimeInterval(-Self.retention))
+                        lastPurge = .now
+                    }
                 } catch {
                     if Task.isShuttingDownGracefully { break }
                     logger.warning("cannot claim deliveries; retrying", metadata: ["error": "\(error)"])

@@ -8,14 +8,15 @@ struct SignatureVerifier: Sendable {
     let window: ClosedRange<TimeInterval>
     let clock: @Sendable () -> Date
 
-    func signer(of request: SignedRequest, body: [UInt8]) async throws(SignatureError) -> RemoteActor {
-        guard let header = request.header("signature") else { throw .missing }
+    /// Throws `SignatureError` (401), or the database's errors (503).
+    func signer(of request: SignedRequest, body: [UInt8]) async throws -> RemoteActor {
+        guard let header = request.header("signature") else { throw SignatureError.missing }
         let signature = try HTTPSignature(header: header)
         let signingString = try signature.checkedSigningString(of: request, body: body, now: clock(), window: window)
         var actor = try await actors.actor(keyId: signature.keyId)
         if try !verifies(signature, signingString, with: actor) {
             actor = try await actors.actor(keyId: signature.keyId, refresh: true)
-            guard try verifies(signature, signingString, with: actor) else { throw .badSignature }
+            guard try verifies(signature, signingString, with: actor) else { throw SignatureError.badSignature }
         }
         return actor
     }

@@ -25,19 +25,22 @@ struct RemoteActors: Sendable {
 
     /// The actor whose key `keyId` is; `refresh` fetches it even when stored and fresh (the
     /// one refetch after a signature failed: the actor may have rotated its key).
-    func actor(keyId: String, refresh: Bool = false) async throws(SignatureError) -> RemoteActor {
-        let stored: (actor: RemoteActor, fresh: Bool)?
-        do {
-            stored = try await self.stored(keyId: keyId)
-        } catch {
-            throw .keyUnavailable("the database is unavailable")
-        }
+    /// Throws `SignatureError.keyUnavailable` when the key cannot be had, and the database's
+    /// own errors (503) when it cannot be asked.
+    func actor(keyId: String, refresh: Bool = false) async throws -> RemoteActor {
+        let stored = try await self.stored(keyId: keyId)
         if let stored, stored.fresh, !refresh { return stored.actor }
         do {
             return try await fetch(keyId: keyId)
+        } catch let error as DatabaseError {
+            throw error
         } catch {
             if let stored, !refresh { return stored.actor }
-            throw .keyUnavailable("\(error)")
+            switch error {
+            case let error as RemoteActorError: throw SignatureError.keyUnavailable(error.description)
+            case let error as OutboundError: throw SignatureError.keyUnavailable(error.description)
+            default: throw SignatureError.keyUnavailable("its server did not answer")
+            }
         }
     }
 
