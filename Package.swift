@@ -23,7 +23,7 @@ func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
 /// The services, each declared the same way: its library (routes, storage, consumers) in
 /// `Services/<Name>`, its thin executable `postly-<name>` in `Services/<Name>/main`, and
 /// its contract tests in `Tests/<Name>Tests`. Services are added here as their issues land.
-let services: [String] = ["Auth", "Posts", "Comments", "Search", "Images", "Notifications"]
+let services: [String] = ["Auth", "Posts", "Comments", "Search", "Images", "Notifications", "Federation"]
 
 /// What a service uses beyond the scaffold, for its library and its tests.
 let serviceDependencies: [String: [Target.Dependency]] = [
@@ -34,6 +34,7 @@ let serviceDependencies: [String: [Target.Dependency]] = [
     "Posts": ["PostlyMarkdown"],
     "Search": ["PostlyMarkdown", metrics, bitCollections],
     "Images": [.product(name: "NIOCore", package: "swift-nio")],
+    "Federation": ["PostlyMarkdown", nio, metrics, .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
 ]
 
 /// What a service's tests use beyond its own dependencies (the auth tests make RSA keys for a

@@ -123,6 +123,20 @@ expect_route DELETE /api/posts/abc/comments/c-1 comments
 expect_route GET /api/notifications notifications
 expect_route GET '/api/notifications?unread=true' notifications
 expect_route POST /api/notifications/read notifications
+expect_route GET '/.well-known/webfinger?resource=acct:ada@127.0.0.1' federation
+expect_route GET /.well-known/nodeinfo federation
+expect_route GET /nodeinfo/2.1 federation
+expect_route GET /ap/users/u-1 federation
+expect_route GET '/ap/users/u-1/outbox?page=2' federation
+expect_route POST /ap/inbox federation
+expect_route POST /ap/users/u-1/inbox federation
+
+# The federation locations forward the Host the client sent, port included: peers sign it.
+request GET /ap/users/u-1
+if [ "$(json host)" = "127.0.0.1:$gateway_port" ]; then pass
+else fail "the federation locations forward the client's Host with its port: got '$(json host)'"; fi
+request GET /ap/users/u-1 -H 'Host: social.example:8443'
+if [ "$(json host)" = social.example:8443 ]; then pass; else fail "another Host passes as sent: got '$(json host)'"; fi
 
 # Server-sent events pass through unbuffered: the first event arrives while the service
 # still holds the stream open.
@@ -164,7 +178,7 @@ request POST /api/posts -H 'Content-Type: application/json' --data-binary "@$run
 if [ "$status" = 200 ] && [ "$(json bodyBytes)" = $((1024 * 1024 - 1024)) ]; then pass
 else fail "a body just under 1 MiB reaches the service: $status $(head -c 200 "$run/b")"; fi
 
-for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /metrics /openapi.json /; do
+for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /metrics /openapi.json / /internal/x /.well-known/other /ap; do
   request GET "$path"
   expect_problem 404 not_found "GET $path"
 done

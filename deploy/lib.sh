@@ -68,7 +68,7 @@ broker_stop() {
 # --- the suite: services, their ports, the gateway (deploy/up.sh, deploy/check-gateway.sh) ---
 
 # Every service of the contract, in start order, and its local port (POSTLY_<NAME>_PORT).
-postly_all_services=(auth posts comments search images notifications)
+postly_all_services=(auth posts comments search images notifications federation)
 
 # service_port NAME [INSTANCE]: where instance INSTANCE (1, the default, 2, ...) of the
 # service listens: POSTLY_<NAME>_PORT for the first, POSTLY_<NAME>_PORT_<INSTANCE> or 100
@@ -84,6 +84,7 @@ service_port() {
   case $name in
     auth) default=8081 ;; posts) default=8082 ;; comments) default=8083 ;;
     search) default=8084 ;; images) default=8085 ;; notifications) default=8086 ;;
+    federation) default=8087 ;;
     *) echo "unknown service $name" >&2; return 1 ;;
   esac
   echo "${!var:-$default}"

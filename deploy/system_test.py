@@ -28,6 +28,7 @@ import traceback
 import urllib.parse
 import uuid
 
+import federation_test
 from postly_suite import ROOT, lib
 from postly_suite.checks import Checks
 from postly_suite.client import Client, ready_status
@@ -363,10 +364,13 @@ def instance_killed_under_load(client, suite):
 
 
 def main():
+    # The federation journey's peer is on loopback, and its retries are checked in seconds.
+    os.environ.update(federation_test.ENVIRONMENT)
     with running_suite("system", check, instances=INSTANCES) as suite:
         secrets.append(suite.pexels.key)
         try:
             logged_out = walk(Client(suite.port("gateway")), suite.pexels)
+            federation_test.journey(Client(suite.port("gateway")), suite.port("gateway"), check, os.path.join(suite.run_dir, "logs"))
             conformance(Client(suite.port("gateway")), suite)
             revocations_survive_restarts(Client(suite.port("gateway")), suite, logged_out)
             if suite.instances > 1:

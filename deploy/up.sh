@@ -9,6 +9,8 @@
 #   POSTLY_GATEWAY_PORT=8080  POSTLY_POSTGRES_PORT=5433  POSTLY_BROKER_PORT=9092
 #   POSTLY_AUTH_PORT=8081 POSTLY_POSTS_PORT=8082 POSTLY_COMMENTS_PORT=8083
 #   POSTLY_SEARCH_PORT=8084 POSTLY_IMAGES_PORT=8085 POSTLY_NOTIFICATIONS_PORT=8086
+#   POSTLY_FEDERATION_PORT=8087
+#   PUBLIC_BASE_URL=http://127.0.0.1:<gateway port> (where the fediverse reaches the gateway)
 #   LOG_LEVEL=info  POSTLY_BUILD_CONFIGURATION=release  POSTLY_READY_TIMEOUT=60 (seconds)
 #   POSTLY_RUN_DIR=.run (where state, logs and pids live; the system tests use a folder of their own)
 #   POSTLY_CORS_ORIGINS=http://localhost:3000 (browser origins the gateway allows; * for any)
@@ -106,7 +108,8 @@ for name in "${services[@]}"; do
         POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
         POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
         KAFKA_SESSION_TIMEOUT_MS="${KAFKA_SESSION_TIMEOUT_MS:-2000}" KAFKA_FETCH_WAIT_MAX_MS="${KAFKA_FETCH_WAIT_MAX_MS:-100}" \
-        AUTH_JWKS_URL="${AUTH_JWKS_URL:-$auth_url/api/auth/jwks}" POSTS_URL="$posts_url"
+        AUTH_JWKS_URL="${AUTH_JWKS_URL:-$auth_url/api/auth/jwks}" POSTS_URL="$posts_url" \
+        PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$gateway_port}"
       exec "$bin_dir/postly-$name" >>"$logs/$instance_name.log" 2>&1
     ) &
     echo $! >"$run/$instance_name.pid"

@@ -15,6 +15,11 @@ extension CurlHTTPClient {
         public var connectTimeout: Duration?
         /// Overrides ``Configuration/maxResponseBytes`` for this request.
         public var maxResponseBytes: Int?
+        /// `HOST:PORT:ADDRESS` entries (curl's `CURLOPT_RESOLVE`): the request connects to
+        /// ADDRESS for HOST:PORT without asking DNS, so a caller that checked where a name
+        /// leads can pin the request there. As with curl, the entry then stays in the client's
+        /// DNS cache for later requests to HOST:PORT.
+        public var resolve: [String] = []
 
         public init(
             method: String = "GET",

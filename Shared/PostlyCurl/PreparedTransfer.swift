@@ -11,17 +11,19 @@ struct TransferID: Hashable, Sendable {
     }
 }
 
-/// A curl easy handle and the header list it points to.
+/// A curl easy handle and the lists it points to (headers, pinned addresses).
 ///
 /// Owned by one party at a time, which alone may touch it: the task preparing the request
 /// until it is submitted, then the loop thread; whoever owns it last calls ``cleanup()``.
 struct EasyHandle: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
     let headerList: UnsafeMutablePointer<curl_slist>?
+    let resolveList: UnsafeMutablePointer<curl_slist>?
 
     func cleanup() {
         curl_easy_cleanup(pointer)
         curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
     }
 }
 
@@ -45,19 +47,20 @@ struct PreparedTransfer: Sendable {
         guard connectTimeout > .zero, timeout > .zero else { throw .invalidRequest("a timeout is not positive") }
         guard LibCurl.initialized else { throw .transport(code: -1, message: "curl_global_init failed") }
 
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        for line in request.headerLines(userAgent: configuration.userAgent) {
-            guard let appended = curl_slist_append(headerList, line) else {
-                curl_slist_free_all(headerList)
-                throw .transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_slist_append failed")
-            }
-            headerList = appended
+        let headerList = try slist(request.headerLines(userAgent: configuration.userAgent))
+        let resolveList: UnsafeMutablePointer<curl_slist>?
+        do {
+            resolveList = try slist(request.resolve)
+        } catch {
+            curl_slist_free_all(headerList)
+            throw error
         }
         guard let pointer = curl_easy_init() else {
             curl_slist_free_all(headerList)
+            curl_slist_free_all(resolveList)
             throw .transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
         }
-        easy = EasyHandle(pointer: pointer, headerList: headerList)
+        easy = EasyHandle(pointer: pointer, headerList: headerList, resolveList: resolveList)
         do {
             try configure(request, userAgent: configuration.userAgent)
         } catch {
@@ -82,6 +85,9 @@ struct PreparedTransfer: Sendable {
         try check(postly_curl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeout.curlMilliseconds), "TIMEOUT_MS")
         try check(postly_curl_easy_setopt_string(handle, CURLOPT_USERAGENT, userAgent), "USERAGENT")
         try check(postly_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, easy.headerList), "HTTPHEADER")
+        if easy.resolveList != nil {
+            try check(postly_curl_easy_setopt_slist(handle, CURLOPT_RESOLVE, easy.resolveList), "RESOLVE")
+        }
 
         let method = request.method
         let sendsBody = request.body != nil || ["POST", "PUT", "PATCH"].contains(method)
@@ -117,6 +123,19 @@ struct PreparedTransfer: Sendable {
     }
 }
 
+/// `lines` as a curl list (nil when empty), freed by the caller.
+private func slist(_ lines: [String]) throws(CurlError) -> UnsafeMutablePointer<curl_slist>? {
+    var list: UnsafeMutablePointer<curl_slist>?
+    for line in lines {
+        guard let appended = curl_slist_append(list, line) else {
+            curl_slist_free_all(list)
+            throw .transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_slist_append failed")
+        }
+        list = appended
+    }
+    return list
+}
+
 extension CurlHTTPClient.Request {
     /// Rejects what libcurl would send wrongly or what would smuggle a header.
     /// Messages name the header, never its value.
@@ -126,6 +145,9 @@ extension CurlHTTPClient.Request {
         }
         guard !url.isEmpty, !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw .invalidRequest("the URL is empty or contains spaces or control characters")
+        }
+        guard !resolve.contains(where: { $0.utf8.contains { $0 <= 0x20 || $0 == 0x7F } }) else {
+            throw .invalidRequest("a resolve entry contains spaces or control characters")
         }
         for header in headers {
             guard !header.name.isEmpty, header.name.utf8.allSatisfy(isTokenCharacter) else {

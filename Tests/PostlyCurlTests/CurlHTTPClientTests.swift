@@ -16,6 +16,18 @@ struct CurlHTTPClientTests {
         }
     }
 
+    @Test func aPinnedAddressIsUsedInsteadOfDNS() async throws {
+        try await withServerAndClient { server, client in
+            // A name that resolves nowhere reaches the server at the address it is pinned to.
+            let port = try #require(URLComponents(string: server.baseURL)?.port)
+            await #expect(throws: CurlError.self) { try await client.execute(.get("http://pinned.invalid:\(port)/bytes/10")) }
+            var request = CurlHTTPClient.Request.get("http://pinned.invalid:\(port)/bytes/10")
+            request.resolve = ["pinned.invalid:\(port):127.0.0.1"]
+            let response = try await client.execute(request)
+            #expect(response.status == 200 && response.body == pattern(count: 10))
+        }
+    }
+
     @Test func repeatedResponseHeadersAreKeptInOrder() async throws {
         try await withServerAndClient { server, client in
             let response = try await client.execute(.get("\(server.baseURL)/repeated"))

@@ -1,5 +1,5 @@
 """Stand-ins for the suite's services, for checking the gateway alone (deploy/check-gateway.sh).
-Each answers {"service", "method", "path", "requestId", "bodyBytes"} and sends an X-Request-ID
+Each answers {"service", "method", "path", "host", "requestId", "bodyBytes"} and sends an X-Request-ID
 of its own (the gateway must hide it). A path ending in fail-503 answers the service's own 503;
 .../stream sends server-sent events slowly; .../close-connection closes the connection without
 answering; .../slow-answer answers after 4 s.
@@ -44,7 +44,7 @@ def handler_for(name):
             if self.path.endswith("/slow-answer"):
                 time.sleep(4)
             status = 503 if "fail-503" in self.path else 200
-            body = json.dumps({"service": name, "method": self.command, "path": self.path,
+            body = json.dumps({"service": name, "method": self.command, "path": self.path, "host": self.headers.get("Host"),
                                "requestId": self.headers.get("X-Request-ID"),
                                "bodyBytes": length}).encode()
             self.send_response(status)

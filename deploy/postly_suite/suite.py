@@ -13,7 +13,7 @@ import uuid
 from postly_suite import ROOT
 from postly_suite.fake_pexels import FakePexels
 
-SERVICES = ["auth", "posts", "comments", "search", "images", "notifications"]
+SERVICES = ["auth", "posts", "comments", "search", "images", "notifications", "federation"]
 
 
 def free_port():

@@ -1,0 +1,62 @@
+import Foundation
+import PostlyEvents
+import PostlyMarkdown
+import PostlyModels
+import PostlyPostgres
+
+/// Turns `postly.posts` and `postly.users` into the fediverse's view and its deliveries, in the
+/// runner's transaction (the deliveries commit with the change that decided them):
+/// - a post's first event as published (a scheduled post's publish included) sends `Create`,
+///   a later edit of it `Update`, its deletion or unpublishing `Delete{Tombstone}`; drafts,
+///   scheduled posts among them, never leave;
+/// - a user event names the actor; a changed name or picture sends `Update{Person}`.
+/// The runner has dropped stale and repeated events already.
+struct FederationEventHandler: EventHandler {
+    let documents: ActivityDocuments
+    let keys: ActorKeys
+
+    func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        switch event.data {
+        case .postCreated(let snapshot), .postUpdated(let snapshot):
+            try await apply(post: snapshot.post, deletedAt: nil, sequence: event.sequence, at: event.occurredAt, in: connection)
+        case .postDeleted(let snapshot):
+            try await apply(post: snapshot.post, deletedAt: snapshot.deletedAt ?? event.occurredAt, sequence: event.sequence, at: event.occurredAt, in: connection)
+        case .userRegistered(let user), .userUpdated(let user):
+            guard let changed = try await ActorRepository.store(user.author, sequence: event.sequence, in: connection) else { return }
+            let hasFollowers = try await !connection.query("SELECT 1 FROM followers WHERE actor_id = \(user.userId) LIMIT 1").isEmpty
+            guard hasFollowers else { return }
+            let key = try await keys.keyPair(of: user.userId)
+            let update = documents.personUpdate(changed, publicKeyPEM: key.publicKeyPEM, sequence: event.sequence, at: event.occurredAt)
+            try await DeliveryQueue.toFollowers(of: user.userId, update, in: connection)
+        default:
+            return
+        }
+    }
+
+    private func apply(post: Post, deletedAt: Date?, sequence: Int64, at date: Date, in connection: DatabaseConnection) async throws {
+        let before = try await ArticleRepository.state(of: post.id, in: connection)
+        // A deleted post stays deleted whatever arrives late.
+        guard !before.deleted else { return }
+        try await ActorRepository.store(post.author, sequence: nil, in: connection)
+        var post = post
+        // An event written before posts carried its rendering is rendered here, as posts does.
+        post.contentHtml = post.contentHtml ?? Markdown.render(post.content).html
+        let isPublic = deletedAt == nil && post.status == .published
+        let createSequence = isPublic ? (before.createSequence ?? sequence) : nil
+        try await ArticleRepository.store(post, deletedAt: deletedAt, createSequence: createSequence, in: connection)
+        let author = post.author.userId
+        let activity: JSONValue
+        switch (before.createSequence != nil, isPublic) {
+        case (false, true):
+            activity = documents.postActivity("Create", postId: post.id, authorId: author, sequence: sequence, object: documents.article(post), at: date)
+        case (true, true):
+            activity = documents.postActivity("Update", postId: post.id, authorId: author, sequence: sequence, object: documents.article(post), at: date)
+        case (true, false):
+            let tombstone = documents.tombstone(postId: post.id, deletedAt: deletedAt ?? date)
+            activity = documents.postActivity("Delete", postId: post.id, authorId: author, sequence: sequence, object: tombstone, at: date)
+        case (false, false):
+            return
+        }
+        try await DeliveryQueue.toFollowers(of: author, activity, in: connection)
+    }
+}

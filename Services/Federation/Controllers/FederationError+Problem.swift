@@ -1,0 +1,24 @@
+import PostlyService
+
+/// The inbox's refusals, beside `SignatureError` (401).
+enum FederationError: Error, APIErrorConvertible {
+    /// Not JSON, or without `id`, `type` and `actor`.
+    case invalidActivity
+    /// A Follow (or an inbox) of an actor that is not ours.
+    case unknownLocalActor
+
+    var apiError: APIError {
+        switch self {
+        case .invalidActivity:
+            APIError(.badRequest, code: "invalid_activity", detail: "The body is not an activity: a JSON object with id, type and actor")
+        case .unknownLocalActor:
+            .notFound("No such actor here")
+        }
+    }
+}
+
+extension SignatureError: APIErrorConvertible {
+    var apiError: APIError {
+        APIError(.unauthorized, code: "signature_invalid", detail: reason)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import PostlyPostgres
+
+/// One activity on its way to one inbox.
+struct Delivery: Sendable, Equatable {
+    var id: Int64
+    var activityId: String
+    var inbox: String
+    var host: String
+    /// The local actor whose key signs it (a user id, or `InstanceActor.id`).
+    var signer: String
+    var body: String
+    /// Attempts made, this one included.
+    var attempts: Int
+}
+
+/// The deliveries table: activities enqueued inside the transaction that decided them (one
+/// row per distinct inbox, a shared inbox once for all its followers), claimed by the workers
+/// of every instance with `FOR UPDATE SKIP LOCKED`, retried on Mastodon's schedule, deleted
+/// once delivered, kept as `dead` once given up.
+struct DeliveryQueue: Sendable {
+    /// Signalled after a commit that enqueued something: the worker of this process wakes.
+    static let channel = "federation_deliveries"
+
+    let database: Database
+    let clock: @Sendable () -> Date
+    /// How long a claimed row is left to its worker before another may take it again
+    /// (longer than a delivery's timeout).
+    var lease: TimeInterval = 60
+
+    /// An inbox URL's authority, the unit of pausing (written once, for both enqueues).
+    private static let host = "lower(substring(inbox from '^[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#]+)'))"
+
+    /// Enqueues `activity` to every distinct inbox of `userId`'s followers (their shared
+    /// inbox where they have one), signed by `userId`.
+    static func toFollowers(of userId: String, _ activity: JSONValue, in connection: DatabaseConnection) async throws {
+        guard let id = activity["id"]?.string else { return }
+        let body = String(decoding: activity.bytes, as: UTF8.self)
+        let added = try await connection.execute(
+            """
+            INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
+            SELECT \(id), inbox, \(unescaped: Self.host), \(userId), \(body), now()
+            FROM (SELECT DISTINCT coalesce(shared_inbox, inbox) AS inbox FROM followers WHERE actor_id = \(userId)) AS targets
+            ON CONFLICT (activity_id, inbox) DO NOTHING
+            """)
+        if added > 0 { connection.signalAfterCommit(channel) }
+    }
+
+    /// Enqueues `activity` to one inbox, signed by `signer`.
+    static func to(_ inbox: String, _ activity: JSONValue, signer: String, in connection: DatabaseConnection) async throws {
+        guard let id = activity["id"]?.string else { return }
+        let body = String(decoding: activity.bytes, as: UTF8.self)
+        try await connection.execute(
+            """
+            INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
+            SELECT \(id), inbox, \(unescaped: Self.host), \(signer), \(body), now() FROM (SELECT \(inbox)::text AS inbox) AS target
+            ON CONFLICT (activity_id, inbox) DO NOTHING
+            """)
+        connection.signalAfterCommit(channel)
+    }
+
+    /// Takes up to `limit` due deliveries of hosts that are not paused, oldest due first, for
+    /// this worker alone: rows another instance holds are skipped, and the taken ones are
+    /// leased (due again only after `lease`).
+    func claim(limit: Int) async throws -> [Delivery] {
+        let now = clock()
+        return try await database.query(
+            """
+            UPDATE deliveries d SET next_attempt_at = \(now.addingTimeInterval(lease)), attempts = d.attempts + 1
+            FROM (
+                SELECT id FROM deliveries q
+                WHERE NOT q.dead AND q.next_attempt_at <= \(now)
+                  AND NOT EXISTS (SELECT 1 FROM inbox_hosts h WHERE h.host = q.host AND h.paused_until > \(now))
+                ORDER BY q.next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ) AS due
+            WHERE d.id = due.id
+            RETURNING d.id, d.activity_id, d.inbox, d.host, d.signer, d.body, d.attempts
+            """
+        ).map { row in
+            Delivery(
+                id: try row.decode("id"), activityId: try row.decode("activity_id"), inbox: try row.decode("inbox"),
+                host: try row.decode("host"), signer: try row.decode("signer"), body: try row.decode("body"),
+                attempts: try row.decode("attempts"))
+        }
+    }
+
+    /// Forgets given-up deliveries, and the ids of inbound activities, older than `date`.
+    func purge(before date: Date) async throws {
+        try await database.execute("DELETE FROM deliveries WHERE dead AND created_at < \(date)")
+        try await database.execute("DELETE FROM inbound_activities WHERE received_at < \(date)")
+    }
+
+    /// Delivered: the row goes, and its host's run of failures ends.
+    func delivered(_ delivery: Delivery) async throws {
+        try await database.transaction { connection in
+            try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id)")
+            try await connection.execute("UPDATE inbox_hosts SET consecutive_failures = 0, paused_until = NULL WHERE host = \(delivery.host)")
+        }
+    }
+
+    /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil). A 410 from the
+    /// inbox drops its followers. A host that has now failed `pauseAfter` times in a row is
+    /// left alone until `pauseUntil`.
+    func failed(
+        _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
+    ) async throws {
+        try await database.transaction { connection in
+            try await connection.execute(
+                """
+                UPDATE deliveries SET last_status = \(status), last_error = \(error),
+                    dead = \(retryAt == nil), next_attempt_at = coalesce(\(retryAt), next_attempt_at)
+                WHERE id = \(delivery.id)
+                """)
+            if status == 410 { try await FollowerRepository.dropGone(inbox: delivery.inbox, in: connection) }
+            try await connection.execute(
+                """
+                INSERT INTO inbox_hosts AS h (host, consecutive_failures) VALUES (\(delivery.host), 1)
+                ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1,
+                    paused_until = CASE WHEN h.consecutive_failures + 1 >= \(pauseAfter) THEN \(pauseUntil) ELSE h.paused_until END
+                """)
+        }
+    }
+}

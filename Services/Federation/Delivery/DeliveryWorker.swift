@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import Metrics
+import PostlyCurl
+import PostlyEvents
+import PostlyPostgres
+import ServiceLifecycle
+
+/// Sends the due deliveries, signed by their actors, up to `concurrency` at once. Wakes when a
+/// transaction of its process enqueued one (`DeliveryQueue.channel`) and every `pollInterval`
+/// (for retries that came due, and rows another instance enqueued). Several instances share
+/// the queue: each claims rows the others do not hold.
+final class DeliveryWorker: Service {
+    private let queue: DeliveryQueue
+    private let http: OutboundHTTP
+    private let keys: ActorKeys
+    private let urls: FederationURLs
+    private let policy: RetryPolicy
+    private let configuration: FederationConfiguration
+    private let logger: Logger
+    private let outcomes = (
+        delivered: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "delivered")]),
+        retried: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "retried")]),
+        dead: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "dead")])
+    )
+
+    /// How long given-up deliveries and the ids of inbound activities are kept (a week): a
+    /// repeat after that is applied again, which a Follow or an Undo survives.
+    static let retention: TimeInterval = 7 * 86400
+
+    init(queue: DeliveryQueue, http: OutboundHTTP, keys: ActorKeys, urls: FederationURLs, configuration: FederationConfiguration, logger: Logger) {
+        self.queue = queue
+        self.http = http
+        self.keys = keys
+        self.urls = urls
+        self.policy = RetryPolicy(base: configuration.retryBase)
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func run() async throws {
+        let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let commits = queue.database.onCommit(signalling: DeliveryQueue.channel) { _ in wake.yield() }
+        defer { commits.cancel() }
+        let pollInterval = configuration.pollInterval
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    wake.yield()
+                    try? await Task.sleep(for: pollInterval)
+                }
+            }
+            var lastPurge = ContinuousClock.now - .seconds(600)
+            for await _ in wakeUps.cancelOnGracefulShutdown() {
+                do {
+                    // A full batch means there may be more.
+                    while try await deliverDue() == configuration.deliveryConcurrency, !Task.isShuttingDownGracefully {}
+                    if lastPurge.duration(to: .now) >= .seconds(600) {
+                        try await queue.purge(before: Date().addingTimeInterval(-Self.retention))
+                        lastPurge = .now
+                    }
+                } catch {
+                    if Task.isShuttingDownGracefully { break }
+                    logger.warning("cannot claim deliveries; retrying", metadata: ["error": "\(error)"])
+                    await sleepUnlessShuttingDown(for: .seconds(1))
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Claims and sends one batch; returns its size.
+    func deliverDue() async throws -> Int {
+        let batch = try await queue.claim(limit: configuration.deliveryConcurrency)
+        await withDiscardingTaskGroup { group in
+            for delivery in batch { group.addTask { await self.deliver(delivery) } }
+        }
+        return batch.count
+    }
+
+    private func deliver(_ delivery: Delivery) async {
+        var status: Int?
+        var retryAfter: TimeInterval?
+        var reason: String
+        var permanent = false
+        do {
+            let key = try await keys.keyPair(of: delivery.signer)
+            let response = try await http.post(delivery.inbox, body: Array(delivery.body.utf8), keyId: urls.key(of: delivery.signer), key: key)
+            if (200..<300).contains(response.status) {
+                try await queue.delivered(delivery)
+                outcomes.delivered.increment()
+                return
+            }
+            status = response.status
+            retryAfter = RetryPolicy.retryAfter(response.header("Retry-After"), now: Date())
+            permanent = RetryPolicy.isPermanent(status: response.status)
+            reason = "answered \(response.status)"
+        } catch let refused as OutboundError {
+            reason = refused.description
+            permanent = true
+        } catch {
+            reason = "\(error)"
+        }
+        let now = Date()
+        let retryAt = permanent ? nil : policy.retryAt(afterAttempts: delivery.attempts, retryAfter: retryAfter, now: now)
+        (retryAt == nil ? outcomes.dead : outcomes.retried).increment()
+        logger.info(
+            retryAt == nil ? "gave up a delivery" : "a delivery failed; retrying later",
+            metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "attempts": "\(delivery.attempts)", "error": "\(reason)"])
+        do {
+            try await queue.failed(
+                delivery, status: status, error: reason, retryAt: retryAt, pauseAfter: configuration.hostFailureLimit,
+                pauseUntil: now.addingTimeInterval(configuration.hostPause.seconds))
+        } catch {
+            logger.warning("cannot record a failed delivery; it comes back after its lease", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var seconds: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

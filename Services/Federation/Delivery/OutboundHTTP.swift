@@ -1,0 +1,88 @@
+import Foundation
+import Metrics
+import NIOPosix
+import PostlyCurl
+
+/// Every request the service makes to the fediverse: signed, with a timeout, and only to
+/// public addresses (unless the tests allow private networks). A host name is resolved here,
+/// every address it has must be public, and the request is pinned to the one checked, so a
+/// name that resolves differently a moment later cannot lead it elsewhere.
+struct OutboundHTTP: Sendable {
+    let client: CurlHTTPClient
+    let allowPrivateNetworks: Bool
+    let timeout: Duration
+
+    /// What signing one delivery costs (digest and RSA signature).
+    static let signing = Metrics.Timer(label: "postly_federation_signing_seconds")
+
+    static let activityAccept = #"application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams""#
+
+    /// A GET of an ActivityPub document, signed by `key` as `keyId`.
+    func get(_ url: String, keyId: String, key: ActorKeyPair) async throws -> CurlHTTPClient.Response {
+        let headers = try HTTPSignature.sign(method: "GET", url: url, body: nil, keyId: keyId, key: key)
+        return try await send(.init(method: "GET", url: url, headers: headers + [("Accept", Self.activityAccept)], maxResponseBytes: 1 << 20))
+    }
+
+    /// A POST of an activity, signed by `key` as `keyId`.
+    func post(_ url: String, body: [UInt8], keyId: String, key: ActorKeyPair) async throws -> CurlHTTPClient.Response {
+        let started = ContinuousClock.now
+        let headers = try HTTPSignature.sign(method: "POST", url: url, body: body, keyId: keyId, key: key)
+        Self.signing.recordSeconds(started.duration(to: .now).seconds)
+        return try await send(.init(
+            method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10))
+    }
+
+    private func send(_ request: CurlHTTPClient.Request) async throws -> CurlHTTPClient.Response {
+        var request = request
+        request.timeout = timeout
+        request.resolve = try await pinnedAddress(of: request.url)
+        return try await client.execute(request)
+    }
+
+    /// curl's `HOST:PORT:ADDRESS` pin for `url`'s host, after checking its addresses.
+    func pinnedAddress(of url: String) async throws -> [String] {
+        guard let parts = URLParts(url) else { throw OutboundError.invalidURL }
+        guard !allowPrivateNetworks else { return [] }
+        let addresses = try await Self.resolve(parts.host)
+        guard let first = addresses.first else { throw OutboundError.unresolvable(parts.host) }
+        guard addresses.allSatisfy(PublicAddress.isPublic) else { throw OutboundError.privateAddress(parts.host) }
+        let pinned = first.contains(":") ? "[\(first)]" : first
+        return ["\(parts.host):\(parts.port):\(pinned)"]
+    }
+
+    /// The addresses of `host` (an address literal is its own), through the system's resolver,
+    /// which blocks: on a thread of NIO's pool.
+    static func resolve(_ host: String) async throws -> [String] {
+        try await NIOThreadPool.singleton.runIfActive {
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            var list: UnsafeMutablePointer<addrinfo>?
+            guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
+            defer { freeaddrinfo(first) }
+            var addresses: [String] = []
+            var entry: UnsafeMutablePointer<addrinfo>? = first
+            while let current = entry {
+                var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+                if getnameinfo(current.pointee.ai_addr, current.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 {
+                    addresses.append(String(cString: text))
+                }
+                entry = current.pointee.ai_next
+            }
+            return addresses
+        }
+    }
+}
+
+enum OutboundError: Error, Equatable, CustomStringConvertible {
+    case invalidURL
+    case unresolvable(String)
+    case privateAddress(String)
+
+    var description: String {
+        switch self {
+        case .invalidURL: "not an absolute http(s) URL"
+        case .unresolvable(let host): "\(host) does not resolve"
+        case .privateAddress(let host): "\(host) resolves to a loopback or private address"
+        }
+    }
+}

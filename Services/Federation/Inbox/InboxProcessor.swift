@@ -1,0 +1,46 @@
+import PostlyEvents
+import PostlyPostgres
+
+/// What an inbox does with a verified activity, in one transaction with the record of its id
+/// (a repeated id changes nothing): a `Follow` of a local actor adds the follower and sends a
+/// signed `Accept`; an `Undo` of a follow ends it; a `Delete` of the remote actor itself
+/// forgets it everywhere; anything else is acknowledged and ignored.
+struct InboxProcessor: Sendable {
+    let writes: WriteUnit
+    let documents: ActivityDocuments
+    let actors: ActorRepository
+
+    /// Applies `activity`, signed by `signer` (its `actor`). Throws `FederationError`.
+    func receive(_ activity: JSONValue, from signer: RemoteActor) async throws {
+        guard let id = activity["id"]?.string, let type = activity["type"]?.string else { throw FederationError.invalidActivity }
+        let urls = documents.urls
+        // The local actor a Follow is of, checked before anything is written (404 otherwise).
+        var followed: String?
+        if type == "Follow" {
+            guard let object = activity["object"]?.id, let userId = urls.userId(ofActor: object),
+                try await actors.actor(userId: userId) != nil
+            else { throw FederationError.unknownLocalActor }
+            followed = userId
+        }
+        try await writes.write { transaction in
+            let connection = transaction.connection
+            let first = try await connection.execute(
+                "INSERT INTO inbound_activities (activity_id) VALUES (\(id)) ON CONFLICT (activity_id) DO NOTHING")
+            guard first > 0 else { return }
+            switch type {
+            case "Follow":
+                guard let userId = followed else { return }
+                try await FollowerRepository.add(signer, of: userId, followId: id, in: connection)
+                try await DeliveryQueue.to(signer.inbox, documents.accept(activity, by: userId), signer: userId, in: connection)
+            case "Undo" where activity["object"]?["type"]?.string == "Follow" || activity["object"]?.string != nil:
+                let follow = activity["object"]
+                let userId = follow?["object"]?.id.flatMap(urls.userId(ofActor:))
+                try await FollowerRepository.remove(signer.id, of: userId, followId: follow?.id, in: connection)
+            case "Delete" where activity["object"]?.id == signer.id:
+                try await FollowerRepository.forget(signer.id, in: connection)
+            default:
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import PostlyModels
+import PostlyPostgres
+
+/// Posts as the events told of them, for their `Article` documents and the outboxes.
+struct ArticleRepository: Sendable {
+    let database: Database
+
+    /// What the id of a post answers.
+    enum Lookup: Sendable {
+        case published(Post)
+        /// Deleted after it was published: a tombstone.
+        case deleted(at: Date?)
+        /// A draft, scheduled, never published and deleted, or unknown: nothing to show.
+        case hidden
+    }
+
+    func lookup(postId: String) async throws -> Lookup {
+        guard let row = try await database.query(
+            "SELECT status, post, deleted_at, published_at FROM articles WHERE post_id = \(postId)"
+        ).first else { return .hidden }
+        switch try row.decode("status", as: String.self) {
+        case "published":
+            return .published(try Self.post(row))
+        case "deleted" where !row.isNull("published_at"):
+            return .deleted(at: try row.decode("deleted_at"))
+        default:
+            return .hidden
+        }
+    }
+
+    /// An author's published posts, newest first, with the sequence of each one's Create.
+    func outbox(authorId: String, page: Int, limit: Int) async throws -> [(post: Post, createSequence: Int64)] {
+        try await database.query(
+            """
+            SELECT post, create_sequence FROM articles WHERE author_id = \(authorId) AND status = 'published'
+            ORDER BY published_at DESC, post_id LIMIT \(limit) OFFSET \((page - 1) * limit)
+            """
+        ).map { (try Self.post($0), try $0.decode("create_sequence", as: Int64.self)) }
+    }
+
+    func publishedCount(authorId: String? = nil) async throws -> Int {
+        let rows = try await database.query(
+            "SELECT count(*) AS n FROM articles WHERE status = 'published' AND (\(authorId)::text IS NULL OR author_id = \(authorId))")
+        return try rows.first?.decode("n", as: Int.self) ?? 0
+    }
+
+    /// What the events said of a post so far, its row locked until the transaction ends.
+    static func state(of postId: String, in connection: DatabaseConnection) async throws -> (deleted: Bool, createSequence: Int64?) {
+        let rows = try await connection.query("SELECT status, create_sequence FROM articles WHERE post_id = \(postId) FOR UPDATE")
+        guard let row = rows.first else { return (false, nil) }
+        return (try row.decode("status", as: String.self) == "deleted", try row.decode("create_sequence"))
+    }
+
+    /// Stores the post of a `post.*` event, a tombstone when `deletedAt` is set. `createSequence`:
+    /// the event whose Create federates it (nil: not federated).
+    static func store(_ post: Post, deletedAt: Date?, createSequence: Int64?, in connection: DatabaseConnection) async throws {
+        let status = deletedAt != nil ? "deleted" : post.status.rawValue
+        let json = deletedAt == nil ? String(decoding: try PostlyJSON.encode(post), as: UTF8.self) : nil
+        try await connection.execute(
+            """
+            INSERT INTO articles (post_id, author_id, status, create_sequence, post, published_at, deleted_at)
+            VALUES (\(post.id), \(post.author.userId), \(status), \(createSequence), \(json)::jsonb, \(post.publishedAt), \(deletedAt))
+            ON CONFLICT (post_id) DO UPDATE SET
+                author_id = EXCLUDED.author_id, status = EXCLUDED.status, create_sequence = EXCLUDED.create_sequence,
+                post = EXCLUDED.post, published_at = coalesce(EXCLUDED.published_at, articles.published_at),
+                deleted_at = EXCLUDED.deleted_at
+            """)
+    }
+
+    static func post(_ row: Row) throws -> Post {
+        try PostlyJSON.decoder().decode(Post.self, from: Data(try row.decode("post", as: String.self).utf8))
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import PostlyPostgres
+
+/// A remote actor as its document says: its key and its inboxes.
+struct RemoteActor: Sendable, Equatable {
+    var id: String
+    var keyId: String
+    var publicKeyPEM: String
+    var inbox: String
+    var sharedInbox: String?
+}
+
+/// Remote actors' keys, by key id: from the table while fresh (24 h), else fetched from the
+/// key's document (signed as the instance actor, for servers in authorized-fetch mode) and
+/// stored. A stale entry still serves when its server cannot be reached: a deleted actor's
+/// server answers 410, and its `Delete` must still verify.
+struct RemoteActors: Sendable {
+    let database: Database
+    let http: OutboundHTTP
+    let keys: ActorKeys
+    let urls: FederationURLs
+    let lifetime: TimeInterval
+    let logger: Logger
+
+    /// The actor whose key `keyId` is; `refresh` fetches it even when stored and fresh (the
+    /// one refetch after a signature failed: the actor may have rotated its key).
+    /// Throws `SignatureError.keyUnavailable` when the key cannot be had, and the database's
+    /// own errors (503) when it cannot be asked.
+    func actor(keyId: String, refresh: Bool = false) async throws -> RemoteActor {
+        let stored = try await self.stored(keyId: keyId)
+        if let stored, stored.fresh, !refresh { return stored.actor }
+        do {
+            return try await fetch(keyId: keyId)
+        } catch let error as DatabaseError {
+            throw error
+        } catch {
+            if let stored, !refresh { return stored.actor }
+            switch error {
+            case let error as RemoteActorError: throw SignatureError.keyUnavailable(error.description)
+            case let error as OutboundError: throw SignatureError.keyUnavailable(error.description)
+            default: throw SignatureError.keyUnavailable("its server did not answer")
+            }
+        }
+    }
+
+    private func stored(keyId: String) async throws -> (actor: RemoteActor, fresh: Bool)? {
+        let rows = try await database.query(
+            """
+            SELECT id, key_id, public_key_pem, inbox, shared_inbox, fetched_at > now() - make_interval(secs => \(lifetime)) AS fresh
+            FROM remote_actors WHERE key_id = \(keyId)
+            """)
+        guard let row = rows.first else { return nil }
+        let actor = RemoteActor(
+            id: try row.decode("id"), keyId: try row.decode("key_id"), publicKeyPEM: try row.decode("public_key_pem"),
+            inbox: try row.decode("inbox"), sharedInbox: try row.decode("shared_inbox"))
+        return (actor, try row.decode("fresh"))
+    }
+
+    /// Fetches the document of `keyId` (an actor with its `publicKey`, or a key naming its
+    /// `owner`, whose actor is then fetched for its inboxes) and stores the actor. The actor
+    /// must publish the key itself, and live where the key does: a server vouches for its own
+    /// actors only.
+    private func fetch(keyId: String) async throws -> RemoteActor {
+        var actorDocument = try await fetchDocument(keyId)
+        if actorDocument["inbox"] == nil, actorDocument["publicKeyPem"] != nil, let owner = actorDocument["owner"]?.string {
+            actorDocument = try await fetchDocument(owner)
+        }
+        guard let key = Self.publicKey(keyId, in: actorDocument), let pem = key["publicKeyPem"]?.string else { throw RemoteActorError.noKey }
+        guard let owner = actorDocument.id, key["owner"]?.string ?? owner == owner, let inbox = actorDocument["inbox"]?.string else {
+            throw RemoteActorError.incomplete
+        }
+        guard URLParts(owner)?.authority == URLParts(keyId)?.authority else { throw RemoteActorError.elsewhere }
+        let actor = RemoteActor(
+            id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: actorDocument["endpoints"]?["sharedInbox"]?.string)
+        try await database.execute(
+            """
+            INSERT INTO remote_actors (id, key_id, public_key_pem, inbox, shared_inbox, fetched_at)
+            VALUES (\(actor.id), \(actor.keyId), \(actor.publicKeyPEM), \(actor.inbox), \(actor.sharedInbox), now())
+            ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, public_key_pem = EXCLUDED.public_key_pem,
+                inbox = EXCLUDED.inbox, shared_inbox = EXCLUDED.shared_inbox, fetched_at = EXCLUDED.fetched_at
+            """)
+        return actor
+    }
+
+    private func fetchDocument(_ url: String) async throws -> JSONValue {
+        let response = try await http.get(url, keyId: urls.key(of: InstanceActor.id), key: try await keys.keyPair(of: InstanceActor.id))
+        guard response.status == 200 else { throw RemoteActorError.status(response.status) }
+        guard let document = JSONValue.parse(response.body) else { throw RemoteActorError.notJSON }
+        return document
+    }
+
+    /// The key `keyId` among an actor's `publicKey` (one key or several), by its id; a keyId
+    /// that is the actor's own id names its only key.
+    static func publicKey(_ keyId: String, in actor: JSONValue) -> JSONValue? {
+        let keys: [JSONValue]
+        switch actor["publicKey"] {
+        case .object(let key)?: keys = [.object(key)]
+        case .array(let all)?: keys = all
+        default: return nil
+        }
+        if let key = keys.first(where: { $0["id"]?.string == keyId }) { return key }
+        return keys.count == 1 && actor.id == keyId ? keys.first : nil
+    }
+}
+
+enum RemoteActorError: Error, CustomStringConvertible {
+    case status(Int)
+    case notJSON
+    case noKey
+    case incomplete
+    case elsewhere
+
+    var description: String {
+        switch self {
+        case .status(let status): "its document answered \(status)"
+        case .notJSON: "its document is not JSON"
+        case .noKey: "its actor does not publish it"
+        case .incomplete: "its actor has no inbox, or the key's owner is another actor"
+        case .elsewhere: "its actor lives on another server"
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import PostlyEvents
+import PostlyPostgres
+
+/// The federation service's tables: the consumed sequences (version 1, with the outbox it does
+/// not use), the write unit's tables (version 2), then its own.
+let schema = Migrations([
+    Outbox.migration,
+    WriteUnit.migration(version: 2),
+    Migration(
+        version: 3, name: "federation",
+        sql: """
+            -- Every author the events told of, as a fediverse actor. The handle is fixed at first
+            -- sight: renaming it would lose the actor's followers. `sequence` is the last user
+            -- event applied (0 while only posts named the author).
+            CREATE TABLE actors (
+                user_id text PRIMARY KEY,
+                handle text NOT NULL UNIQUE,
+                name text NOT NULL,
+                profile_picture text,
+                sequence bigint NOT NULL DEFAULT 0
+            );
+            -- RSA-2048 key pairs, made on first need: a user's (actor_id is the user id) and the
+            -- instance actor's (actor_id '').
+            CREATE TABLE actor_keys (
+                actor_id text PRIMARY KEY,
+                private_key_pem text NOT NULL,
+                public_key_pem text NOT NULL
+            );
+            -- Every post the events told of. `create_sequence`: the event whose Create went out,
+            -- with no Delete since (so an edit is an Update, a delete or unpublish a Delete), and
+            -- the Create's id. A deleted post keeps its row (a tombstone, without the post) so
+            -- that its id answers 410.
+            CREATE TABLE articles (
+                post_id text PRIMARY KEY,
+                author_id text NOT NULL,
+                status text NOT NULL CHECK (status IN ('published', 'draft', 'deleted')),
+                create_sequence bigint,
+                post jsonb,
+                published_at timestamptz,
+                deleted_at timestamptz
+            );
+            CREATE INDEX articles_outbox ON articles (author_id, published_at DESC, post_id) WHERE status = 'published';
+            -- Remote actors that signed something we accepted: their key and their inboxes.
+            CREATE TABLE remote_actors (
+                id text PRIMARY KEY,
+                key_id text NOT NULL UNIQUE,
+                public_key_pem text NOT NULL,
+                inbox text NOT NULL,
+                shared_inbox text,
+                fetched_at timestamptz NOT NULL
+            );
+            CREATE TABLE followers (
+                actor_id text NOT NULL,
+                follower_id text NOT NULL,
+                inbox text NOT NULL,
+                shared_inbox text,
+                follow_id text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (actor_id, follower_id)
+            );
+            CREATE INDEX followers_by_follower ON followers (follower_id);
+            -- Inbound activity ids already handled: a repeated one changes nothing.
+            CREATE TABLE inbound_activities (
+                activity_id text PRIMARY KEY,
+                received_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX inbound_activities_age ON inbound_activities (received_at);
+            -- One row per activity and (shared) inbox, until it is delivered (then deleted) or
+            -- given up (`dead`). `next_attempt_at` is also the claim: a worker moves it a lease
+            -- ahead when it takes the row, so a worker that dies leaves it due again.
+            CREATE TABLE deliveries (
+                id bigserial PRIMARY KEY,
+                activity_id text NOT NULL,
+                inbox text NOT NULL,
+                host text NOT NULL,
+                signer text NOT NULL,
+                body text NOT NULL,
+                attempts integer NOT NULL DEFAULT 0,
+                next_attempt_at timestamptz NOT NULL,
+                last_status integer,
+                last_error text,
+                dead boolean NOT NULL DEFAULT false,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                UNIQUE (activity_id, inbox)
+            );
+            CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE NOT dead;
+            CREATE INDEX deliveries_given_up ON deliveries (created_at) WHERE dead;
+            -- Hosts whose inboxes keep failing: paused for a while after too many in a row.
+            CREATE TABLE inbox_hosts (
+                host text PRIMARY KEY,
+                consecutive_failures integer NOT NULL DEFAULT 0,
+                paused_until timestamptz
+            );
+            """),
+])

@@ -1,0 +1,6 @@
+import FederationService
+import PostlyService
+
+let configuration = FederationConfiguration()
+let logger = PostlyMetrics.bootstrap(configuration.service)
+try await buildApplication(configuration, logger: logger).runService()

@@ -1,0 +1,62 @@
+import Foundation
+import PostlyPostgres
+import Testing
+import TestSupport
+
+@testable import FederationService
+
+/// The deliveries table on a real database: workers of several instances never take the same
+/// row, a host that keeps failing is left alone for a while, a given-up row stays dead.
+@Suite(.serialized) struct DeliveryQueueTests {
+    func enqueue(_ count: Int, host: String, in database: Database) async throws {
+        try await database.transaction { connection in
+            for index in 0..<count {
+                let activity: JSONValue = ["id": .string("https://postly.example/ap/posts/\(index)#create-1"), "type": "Create"]
+                try await DeliveryQueue.to("https://\(host)/users/\(index)/inbox", activity, signer: "ada", in: connection)
+            }
+        }
+    }
+
+    @Test func concurrentClaimsNeverTakeTheSameDelivery() async throws {
+        try await TestDatabase.with(poolSize: 4) { database in
+            try await schema.apply(to: database)
+            try await enqueue(100, host: "a.example", in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            async let first = queue.claim(limit: 60)
+            async let second = queue.claim(limit: 60)
+            let (one, two) = try await (first, second)
+            #expect(one.count + two.count == 100)
+            #expect(Set(one.map(\.id)).isDisjoint(with: two.map(\.id)))
+            // Claimed rows are leased: nothing is due until the lease ends.
+            #expect(try await queue.claim(limit: 100).isEmpty)
+            let later = DeliveryQueue(database: database, clock: { Date().addingTimeInterval(61) })
+            #expect(try await later.claim(limit: 100).count == 100)
+        }
+    }
+
+    @Test func aHostFailingTenTimesInARowIsPausedAndAGivenUpDeliveryStaysDead() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(10, host: "down.example", in: database)
+            try await enqueue(1, host: "up.example", in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            let now = Date()
+            for delivery in try await queue.claim(limit: 100) where delivery.host == "down.example" {
+                try await queue.failed(delivery, status: 503, error: "answered 503", retryAt: now, pauseAfter: 10, pauseUntil: now.addingTimeInterval(600))
+            }
+            let soon = DeliveryQueue(database: database, clock: { now.addingTimeInterval(61) })
+            let due = try await soon.claim(limit: 100)
+            #expect(due.map(\.host) == ["up.example"])  // down.example is paused for 10 minutes
+            let afterPause = DeliveryQueue(database: database, clock: { now.addingTimeInterval(601) })
+            // (up.example's lease has ended too: it was never acknowledged.)
+            let resumed = try await afterPause.claim(limit: 100).filter { $0.host == "down.example" }
+            #expect(resumed.count == 10 && resumed.allSatisfy { $0.attempts == 2 })
+
+            try await queue.failed(resumed[0], status: 404, error: "answered 404", retryAt: nil, pauseAfter: 10, pauseUntil: now)
+            let dead = try await database.query("SELECT count(*) AS n FROM deliveries WHERE dead").first?.decode("n", as: Int.self)
+            #expect(dead == 1)
+            let never = DeliveryQueue(database: database, clock: { now.addingTimeInterval(10 * 86400) })
+            #expect(try await never.claim(limit: 100).count == 10)  // 9 of down.example and up.example: not the dead one
+        }
+    }
+}

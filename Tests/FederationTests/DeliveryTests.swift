@@ -1,0 +1,126 @@
+import Foundation
+import HTTPTypes
+import PostlyModels
+import Testing
+import TestSupport
+
+@testable import FederationService
+
+/// Outbound: a published post reaches each follower's (shared) inbox once as `Create`, an
+/// edit as `Update`, a delete as `Delete`, a draft never; failures are retried on the
+/// schedule, a 410 is not and drops its followers.
+@Suite(.serialized) struct DeliveryTests {
+    let ada = Author(userId: "ada-\(UUID().uuidString.prefix(8).lowercased())", name: "Ada Lovelace")
+
+    /// Ada, followed by the peer (whose Accept is then out of the way).
+    func followed(_ service: FederationTestService, by peer: RemotePeer) async throws {
+        try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+        let answer = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer)
+        #expect(answer.status == .accepted)
+        _ = try await eventually(seconds: 5) { peer.activities("Accept").first }
+    }
+
+    @Test func aPostTravelsAsCreateUpdateDeleteOncePerSharedInbox() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                // Two more followers on the peer's instance share its inbox.
+                try await service.harness.database.execute(
+                    """
+                    INSERT INTO followers (actor_id, follower_id, inbox, shared_inbox, follow_id)
+                    SELECT \(ada.userId), \(peer.base) || '/users/' || n, \(peer.base) || '/users/' || n || '/inbox', \(peer.sharedInbox), 'f' || n
+                    FROM generate_series(1, 2) AS n
+                    """)
+                let post = UUID().uuidString.lowercased()
+                try await service.apply(postEvent(.created, id: post, title: "Hello, fediverse", author: ada, sequence: 1))
+                let created = try await eventually(seconds: 5) { peer.activities("Create").first }
+                let create = try #require(created)
+                #expect(create.path == "/shared-inbox")
+                #expect(create.activity?["object"]?["type"] == "Article")
+                #expect(create.activity?["object"]?["name"] == "Hello, fediverse")
+                #expect(create.activity?["actor"]?.string == service.urls.actor(ada.userId))
+                let request = SignedRequest(method: "POST", target: "/shared-inbox", headers: create.headers)
+                let signature = try HTTPSignature(header: try #require(request.header("signature")))
+                #expect(signature.headers == ["(request-target)", "host", "date", "digest"])
+                let signingString = try signature.checkedSigningString(of: request, body: create.body, now: Date(), window: -60...60)
+                #expect(signature.isValid(signingString: signingString, key: try await service.publicKey(of: ada.userId)))
+
+                try await service.apply(postEvent(.updated, id: post, title: "Hello again", author: ada, sequence: 2))
+                let updated = try await eventually(seconds: 5) { peer.activities("Update").first }
+                #expect(updated?.activity?["object"]?["name"] == "Hello again")
+                try await service.apply(postEvent(.deleted, id: post, author: ada, sequence: 3))
+                let deleted = try await eventually(seconds: 5) { peer.activities("Delete").first }
+                #expect(deleted?.activity?["object"]?["type"] == "Tombstone")
+                #expect(deleted?.activity?["object"]?["id"]?.string == service.urls.article(post))
+
+                // A draft never leaves; a moment later nothing more has arrived.
+                try await service.apply(postEvent(.created, id: UUID().uuidString, status: .draft, author: ada, sequence: 1))
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(peer.activities("Create").count == 1 && peer.activities("Update").count == 1 && peer.activities("Delete").count == 1)
+                #expect(try await service.count("SELECT count(*) FROM deliveries") == 0)
+            }
+        }
+    }
+
+    @Test func anUnpublishedPostIsDeletedAndARepublishedOneCreatedAgain() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                let post = UUID().uuidString.lowercased()
+                try await service.apply(postEvent(.created, id: post, author: ada, sequence: 1))
+                try await service.apply(postEvent(.updated, id: post, status: .draft, author: ada, sequence: 2))
+                #expect(try await eventually(seconds: 5) { peer.activities("Delete").first } != nil)
+                #expect(try await service.get("/ap/posts/\(post)").status == .notFound)
+                try await service.apply(postEvent(.updated, id: post, author: ada, sequence: 3))
+                let creates = try await eventually(seconds: 5) { peer.activities("Create").count == 2 ? peer.activities("Create") : nil }
+                #expect(Set(creates?.compactMap { $0.activity?["id"]?.string } ?? []).count == 2)
+            }
+        }
+    }
+
+    @Test func aFailingInboxIsRetriedHonouringRetryAfter() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                peer.answer.withLock { $0 = (.serviceUnavailable, [.retryAfter: "1"]) }
+                let started = Date()
+                try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
+                _ = try await eventually(seconds: 5) { peer.activities("Create").count >= 2 ? true : nil }
+                let attempts = peer.activities("Create")
+                #expect(attempts.count >= 2)
+                // The second attempt waited for Retry-After (1 s), not the schedule's 100 ms.
+                #expect(Date().timeIntervalSince(started) >= 1)
+                #expect(Set(attempts.compactMap { $0.activity?["id"]?.string }).count == 1)  // the same activity id
+                peer.answer.withLock { $0 = (.accepted, [:]) }
+                #expect(try await eventually(seconds: 5) { try await service.count("SELECT count(*) FROM deliveries") == 0 ? true : nil } == true)
+            }
+        }
+    }
+
+    @Test func aGoneInboxIsNotRetriedAndItsFollowersAreDropped() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                peer.answer.withLock { $0 = (.gone, [:]) }
+                try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
+                _ = try await eventually(seconds: 5) { peer.activities("Create").first }
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(peer.activities("Create").count == 1)
+                #expect(try await service.count("SELECT count(*) FROM deliveries WHERE dead AND last_status = 410") == 1)
+                #expect(try await service.count("SELECT count(*) FROM followers") == 0)
+            }
+        }
+    }
+
+    @Test func aProfileChangeIsSentAsUpdatePerson() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: "Ada King", profilePicture: nil), sequence: 2))
+                let update = try await eventually(seconds: 5) { peer.activities("Update").first }
+                #expect(update?.activity?["object"]?["type"] == "Person")
+                #expect(update?.activity?["object"]?["name"] == "Ada King")
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import PostlyModels
+import Testing
+import TestSupport
+
+@testable import FederationService
+
+/// What the fediverse reads of us: WebFinger, NodeInfo, actors, articles and outboxes, from
+/// the events the service consumed.
+@Suite(.serialized) struct DiscoveryTests {
+    let ada = Author(userId: "ada-\(UUID().uuidString.prefix(8).lowercased())", name: "Ada Lovelace")
+
+    @Test func webfingerFindsAnAuthorByHandleAndById() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1, registered: true))
+            let answer = try await service.get("/.well-known/webfinger?resource=acct:ada_lovelace@\(FederationTestService.host)")
+            #expect(answer.status == .ok)
+            #expect(answer.headers[.contentType]?.hasPrefix("application/jrd+json") == true)
+            #expect(answer.headers[.accessControlAllowOrigin] == "*")
+            let jrd = try #require(JSONValue.parse(Array(answer.body)))
+            #expect(jrd["subject"]?.string == "acct:ada_lovelace@\(FederationTestService.host)")
+            guard case .array(let links)? = jrd["links"] else { Issue.record("no links"); return }
+            #expect(links.contains { $0["rel"]?.string == "self" && $0["href"]?.string == service.urls.actor(ada.userId) })
+
+            let byId = try await service.get("/.well-known/webfinger?resource=acct:\(ada.userId)@\(FederationTestService.host)")
+            #expect(JSONValue.parse(Array(byId.body))?["subject"]?.string == "acct:ada_lovelace@\(FederationTestService.host)")
+            let byActor = try await service.get("/.well-known/webfinger?resource=\(service.urls.actor(ada.userId))")
+            #expect(JSONValue.parse(Array(byActor.body))?["subject"]?.string == "acct:ada_lovelace@\(FederationTestService.host)")
+            #expect(try await service.get("/.well-known/webfinger?resource=acct:ada_lovelace@elsewhere.example").status == .notFound)
+            #expect(try await service.get("/.well-known/webfinger?resource=acct:nobody@\(FederationTestService.host)").status == .notFound)
+            for garbled in ["", "?resource=ada", "?resource=acct:@\(FederationTestService.host)", "?resource=acct:ada"] {
+                let answer = try await service.get("/.well-known/webfinger\(garbled)")
+                #expect(answer.status == .badRequest && answer.json["code"] as? String == "invalid_query", "\(garbled)")
+            }
+        }
+    }
+
+    @Test func handlesAreUniqueAndFixedAtFirstSight() async throws {
+        try await FederationTestService.run { service in
+            let other = Author(userId: "other-\(UUID().uuidString.prefix(8))", name: "Ada Lovelace")
+            try await service.apply(
+                userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1),
+                userEvent(UserSnapshot(userId: other.userId, name: other.name, profilePicture: nil), sequence: 1),
+                userEvent(UserSnapshot(userId: ada.userId, name: "Countess of Lovelace", profilePicture: nil), sequence: 2))
+            let first = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)").body))
+            let second = JSONValue.parse(Array(try await service.get("/ap/users/\(other.userId)").body))
+            #expect(first?["preferredUsername"]?.string == "ada_lovelace")
+            #expect(first?["name"]?.string == "Countess of Lovelace")
+            #expect(second?["preferredUsername"]?.string == "ada_lovelace_2")
+        }
+    }
+
+    @Test func anActorIsAPersonWithItsPublicKey() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: "https://example.com/ada.png"), sequence: 1))
+            let answer = try await service.get("/ap/users/\(ada.userId)")
+            #expect(answer.status == .ok)
+            #expect(answer.headers[.contentType] == "application/activity+json; charset=utf-8")
+            let person = try #require(JSONValue.parse(Array(answer.body)))
+            let id = service.urls.actor(ada.userId)
+            #expect(person["type"] == "Person" && person["id"]?.string == id)
+            #expect(person["inbox"]?.string == id + "/inbox" && person["outbox"]?.string == id + "/outbox")
+            #expect(person["endpoints"]?["sharedInbox"]?.string == "\(FederationTestService.base)/ap/inbox")
+            #expect(person["publicKey"]?["id"]?.string == id + "#main-key" && person["publicKey"]?["owner"]?.string == id)
+            #expect(person["publicKey"]?["publicKeyPem"]?.string?.hasPrefix("-----BEGIN PUBLIC KEY-----") == true)
+            #expect(person["manuallyApprovesFollowers"] == false)
+            #expect(person["icon"]?["url"]?.string == "https://example.com/ada.png")
+            // The same key every time: it was made once and stored.
+            let again = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)").body))
+            #expect(again?["publicKey"] == person["publicKey"])
+            #expect(try await service.get("/ap/users/nobody").status == .notFound)
+            let instance = JSONValue.parse(Array(try await service.get("/ap/actor").body))
+            #expect(instance?["type"] == "Application" && instance?["publicKey"]?["publicKeyPem"]?.string != nil)
+        }
+    }
+
+    @Test func publishedPostsAreArticlesDraftsAreHiddenDeletedOnesTombstones() async throws {
+        try await FederationTestService.run { service in
+            let post = UUID().uuidString.lowercased()
+            let draft = UUID().uuidString.lowercased()
+            try await service.apply(
+                postEvent(.created, id: post, title: "Crème brûlée", content: "Custard & sugar", author: ada, sequence: 1),
+                postEvent(.created, id: draft, title: "Not yet", status: .draft, author: ada, sequence: 1))
+            let answer = try await service.get("/ap/posts/\(post)")
+            #expect(answer.status == .ok)
+            let article = try #require(JSONValue.parse(Array(answer.body)))
+            #expect(article["type"] == "Article" && article["name"] == "Crème brûlée")
+            #expect(article["content"]?.string == "<p>Custard & sugar</p>\n")
+            #expect(article["attributedTo"]?.string == service.urls.actor(ada.userId))
+            #expect(article["to"] == [.string(FederationURLs.publicAudience)])
+            #expect(article["cc"] == [.string(service.urls.followers(ada.userId))])
+            #expect(try await service.get("/ap/posts/\(draft)").status == .notFound)
+            #expect(try await service.get("/ap/posts/unknown").status == .notFound)
+
+            try await service.apply(postEvent(.deleted, id: post, author: ada, sequence: 2), postEvent(.deleted, id: draft, status: .draft, author: ada, sequence: 2))
+            let gone = try await service.get("/ap/posts/\(post)")
+            #expect(gone.status == .gone)
+            #expect(JSONValue.parse(Array(gone.body))?["type"] == "Tombstone")
+            // A draft that never was public leaves no trace.
+            #expect(try await service.get("/ap/posts/\(draft)").status == .notFound)
+            // A late event of a deleted post does not bring it back.
+            try await service.apply(postEvent(.updated, id: post, author: ada, sequence: 3))
+            #expect(try await service.get("/ap/posts/\(post)").status == .gone)
+        }
+    }
+
+    @Test func theOutboxPagesPublishedPostsNewestFirst() async throws {
+        try await FederationTestService.run { service in
+            for index in 1...23 {
+                try await service.apply(postEvent(.created, id: "p\(index)-\(ada.userId)", title: "Post \(index)", author: ada, sequence: 1))
+            }
+            try await service.apply(postEvent(.created, id: "draft-\(ada.userId)", status: .draft, author: ada, sequence: 1))
+            let collection = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/outbox").body))
+            #expect(collection?["type"] == "OrderedCollection" && collection?["totalItems"] == 23)
+            let page = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/outbox?page=2").body))
+            guard case .array(let items)? = page?["orderedItems"] else { Issue.record("no items"); return }
+            #expect(items.count == 3)
+            #expect(items.allSatisfy { $0["type"] == "Create" && $0["object"]?["type"] == "Article" })
+            #expect(page?["prev"] != nil && page?["next"] == nil)
+            #expect(try await service.get("/ap/users/\(ada.userId)/outbox?page=0").status == .badRequest)
+            let followers = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/followers").body))
+            #expect(followers?["totalItems"] == 0)
+            let nodeInfo = JSONValue.parse(Array(try await service.get("/nodeinfo/2.1").body))
+            #expect(nodeInfo?["software"]?["name"] == "postly" && nodeInfo?["usage"]?["localPosts"] == 23)
+            #expect(nodeInfo?["protocols"] == ["activitypub"])
+        }
+    }
+}

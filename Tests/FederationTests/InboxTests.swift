@@ -1,0 +1,154 @@
+import Foundation
+import HTTPTypes
+import PostlyModels
+import Testing
+import TestSupport
+
+@testable import FederationService
+
+/// The inbox, against a remote instance on loopback that signs what it sends: a Follow is
+/// accepted with a signed Accept, an Undo ends it, a Delete of the remote actor forgets it,
+/// and anything not signed by the activity's actor is refused with 401 naming the reason.
+@Suite(.serialized) struct InboxTests {
+    let ada = Author(userId: "ada-\(UUID().uuidString.prefix(8).lowercased())", name: "Ada Lovelace")
+
+    func followers(_ service: FederationTestService) async throws -> Int {
+        try await service.count("SELECT count(*) FROM followers WHERE actor_id = \(ada.userId)")
+    }
+
+    @Test func aFollowIsAcceptedWithASignedAccept() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let follow = peer.follow(service.urls.actor(ada.userId))
+                let answer = try await service.post(follow, to: "/ap/users/\(ada.userId)/inbox", signedBy: peer)
+                #expect(answer.status == .accepted, "\(answer.text)")
+                #expect(try await followers(service) == 1)
+
+                let accepted = try await eventually(seconds: 5) { peer.activities("Accept").first }
+                let accept = try #require(accepted)
+                #expect(accept.path == "/inbox")
+                #expect(accept.activity?["actor"]?.string == service.urls.actor(ada.userId))
+                #expect(accept.activity?["object"] == follow)
+                // Signed by Ada's key, over what arrived.
+                let request = SignedRequest(method: "POST", target: "/inbox", headers: accept.headers)
+                let signature = try HTTPSignature(header: try #require(request.header("signature")))
+                #expect(signature.keyId == service.urls.actor(ada.userId) + "#main-key")
+                let signingString = try signature.checkedSigningString(of: request, body: accept.body, now: Date(), window: -60...60)
+                #expect(signature.isValid(signingString: signingString, key: try await service.publicKey(of: ada.userId)))
+
+                // The same Follow again changes nothing; a new Follow of the same actor is the same follower.
+                #expect(try await service.post(follow, to: "/ap/users/\(ada.userId)/inbox", signedBy: peer).status == .accepted)
+                #expect(try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 1)
+                let counted = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/followers").body))
+                #expect(counted?["totalItems"] == 1)
+
+                // Undo of the follow ends it.
+                let undo: JSONValue = ["id": .string("\(peer.base)/undo/1"), "type": "Undo", "actor": .string(peer.actorId), "object": follow]
+                #expect(try await service.post(undo, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+
+    @Test func aDeletedRemoteActorIsForgotten() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                _ = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer)
+                #expect(try await followers(service) == 1)
+                let delete: JSONValue = ["id": .string("\(peer.base)/delete/1"), "type": "Delete", "actor": .string(peer.actorId), "object": .string(peer.actorId)]
+                #expect(try await service.post(delete, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 0)
+                #expect(try await service.count("SELECT count(*) FROM remote_actors") == 0)
+            }
+        }
+    }
+
+    @Test func unsignedAlteredStaleAndMisattributedRequestsAre401WithTheReason() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let path = "/ap/users/\(ada.userId)/inbox"
+                let follow = peer.follow(service.urls.actor(ada.userId))
+                func refused(_ answer: TestAnswer, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+                    #expect(answer.status == .unauthorized, sourceLocation: sourceLocation)
+                    #expect(answer.json["code"] as? String == "signature_invalid", sourceLocation: sourceLocation)
+                    #expect((answer.json["detail"] as? String)?.contains(reason) == true, "\(answer.json["detail"] ?? "")", sourceLocation: sourceLocation)
+                }
+                refused(try await service.post(follow, to: path, signedBy: peer) { headers, _ in headers.removeAll { $0.name == "Signature" } }, "no Signature")
+                refused(try await service.post(follow, to: path, signedBy: peer) { _, body in body[body.count - 2] = UInt8(ascii: " ") }, "Digest")
+                refused(try await service.post(follow, to: path, signedBy: peer, date: Date().addingTimeInterval(-13 * 3600)), "Date")
+                // Signed with a key that is not the one the peer publishes, even after a refetch.
+                refused(try await service.post(follow, to: path, signedBy: peer, key: try ActorKeyPair.generate()), "does not verify")
+                // Signed by the peer, claiming to be someone else.
+                var impostor = follow
+                if case .object(var fields) = impostor {
+                    fields["actor"] = "https://mastodon.example/users/carol"
+                    impostor = .object(fields)
+                }
+                refused(try await service.post(impostor, to: path, signedBy: peer), "owner")
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+
+    @Test func aKeyThatAnotherActorDoesNotPublishIsRefused() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { victim in
+                try await RemotePeer.with { impostor in
+                    // The impostor's key document names the victim as its owner; the victim's
+                    // actor publishes another key.
+                    impostor.claimedOwner.withLock { $0 = victim.actorId }
+                    var follow = victim.follow(service.urls.actor(ada.userId))
+                    if case .object(var fields) = follow {
+                        fields["id"] = .string(impostor.base + "/follows/forged")
+                        follow = .object(fields)
+                    }
+                    let answer = try await service.post(follow, to: "/ap/inbox", signedBy: impostor, keyId: impostor.base + "/key")
+                    #expect(answer.status == .unauthorized, "\(answer.text)")
+                    #expect((answer.json["detail"] as? String)?.contains("does not publish") == true, "\(answer.text)")
+                    #expect(try await followers(service) == 0)
+                }
+            }
+        }
+    }
+
+    @Test func badBodiesAreRefusedAndChangeNothing() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let path = "/ap/users/\(ada.userId)/inbox"
+                let notAnActivity: JSONValue = ["type": "Follow"]
+                let answer = try await service.post(notAnActivity, to: path, signedBy: peer)
+                #expect(answer.status == .badRequest && answer.json["code"] as? String == "invalid_activity")
+                let unknown = try await service.post(peer.follow(service.urls.actor("nobody")), to: "/ap/users/nobody/inbox", signedBy: peer)
+                #expect(unknown.status == .notFound)
+                let elsewhere = try await service.post(peer.follow(service.urls.actor("nobody")), to: "/ap/inbox", signedBy: peer)
+                #expect(elsewhere.status == .notFound)
+                let big = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: path, signedBy: peer) { _, body in
+                    body = Array(repeating: UInt8(ascii: " "), count: (1 << 20) + 1)
+                }
+                #expect(big.status == .contentTooLarge)
+                var headers = HTTPFields()
+                headers[.contentType] = "text/plain"
+                headers[HTTPField.Name("Signature")!] = "keyId=\"x\",signature=\"AAAA\""
+                let text = try await service.harness.request(.post, path, headers: headers)
+                #expect(text.status == .unsupportedMediaType)
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+}
+
+/// Calls `probe` until it returns a value, for at most `seconds`.
+func eventually<T>(seconds: Double, _ probe: () async throws -> T?) async throws -> T? {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if let value = try await probe() { return value }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try await probe()
+}
