@@ -9,6 +9,7 @@ let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummi
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
 let base64 = Target.Dependency.product(name: "ExtrasBase64", package: "swift-extras-base64")
 let bitCollections = Target.Dependency.product(name: "BitCollections", package: "swift-collections")
+let tracing = Target.Dependency.product(name: "Tracing", package: "swift-distributed-tracing")
 
 /// A module every service uses, under `Shared/<name>`.
 func shared(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
@@ -78,6 +79,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // OTLP over HTTP only: its gRPC exporter would bring gRPC into every service.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         cLibrary("CLibPQ", pkgConfig: "libpq", apt: "libpq-dev"),
@@ -86,14 +90,15 @@ let package = Package(
         cLibrary("CCmark", pkgConfig: "libcmark-gfm", apt: "libcmark-gfm-extensions-dev"),
 
         shared("PostlyModels", []),
-        shared("PostlyPostgres", ["CLibPQ", "PostlyModels", log, nio, lifecycle, .product(name: "Crypto", package: "swift-crypto")]),
+        shared("PostlyPostgres", ["CLibPQ", "PostlyModels", log, nio, lifecycle, tracing, .product(name: "Crypto", package: "swift-crypto")]),
         shared("PostlyKafka", ["CRdKafka", log, nio, lifecycle]),
         shared("PostlyCurl", ["CCurl", log, nio, lifecycle]),
         shared("PostlyMarkdown", ["CCmark"]),
-        shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle]),
+        shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle, tracing]),
         shared("PostlyService", [
             "PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyCurl", "PostlyEvents",
-            hummingbird, log, metrics, lifecycle, base64,
+            hummingbird, log, metrics, lifecycle, base64, tracing,
+            .product(name: "OTel", package: "swift-otel"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),

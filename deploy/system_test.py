@@ -32,6 +32,7 @@ import federation_test
 from postly_suite import ROOT, lib
 from postly_suite.checks import Checks
 from postly_suite.client import Client, ready_status
+from postly_suite.fake_collector import FakeCollector
 from postly_suite.suite import SERVICES, eventually, running_suite, settle
 
 # The contract's "within 1 second" promises (comments in posts, search, revocation, streams).
@@ -363,14 +364,45 @@ def instance_killed_under_load(client, suite):
     check(f"no 5xx but for the requests in flight at the kill ({len(failures)} of {len(answers)} in flight)", not beyond, beyond[:10])
 
 
+def one_trace_across_services(client, suite, collector):
+    """A request that carries a W3C `traceparent` through the gateway: the posts service's
+    span continues it, its statements are spans of it, and the post's event carries it to every
+    consumer, whose span and log line are in the same trace."""
+    trace, parent = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+    token = client.register("Tracer")["accessToken"]
+    secrets.append(token)
+    headers = {"traceparent": f"00-{trace}-{parent}-01"}
+    # A new account's first post waits for posts to know the account.
+    created, _ = eventually(30, lambda: client.call("POST", "/api/posts", token, {"title": "Traced", "content": "Followed."}, headers).status == 201)
+    check("a traced request creates a post", created)
+    consumers = {"postly-search", "postly-comments", "postly-notifications"}
+
+    def whole():
+        spans = collector.trace(trace)
+        served = any(s["service"] == "postly-posts" and s["name"].startswith("POST") and s["parent"] == parent for s in spans)
+        queried = any(s["service"] == "postly-posts" and s["name"] == "db.query" for s in spans)
+        applied = {s["service"] for s in spans if s["name"] == "apply post.created"}
+        return served and queried and consumers <= applied
+
+    complete, took = eventually(10, whole)
+    check(f"one trace from the request through posts, its statements and every consumer ({took:.1f} s)", complete,
+          sorted({(s["service"], s["name"]) for s in collector.trace(trace)}))
+    logs = os.path.join(suite.run_dir, "logs")
+    logged = [name for name in os.listdir(logs) if name.startswith("search") and f'"trace_id":"{trace}"' in open(os.path.join(logs, name)).read()]
+    check("the consumer's log line carries the request's trace id", logged)
+
+
 def main():
     # The federation journey's peer is on loopback, and its retries are checked in seconds.
     os.environ.update(federation_test.ENVIRONMENT)
-    with running_suite("system", check, instances=INSTANCES) as suite:
+    with FakeCollector() as collector, running_suite("system", check, instances=INSTANCES, settings={
+        "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_BSP_SCHEDULE_DELAY": "200",
+    }) as suite:
         secrets.append(suite.pexels.key)
         try:
             logged_out = walk(Client(suite.port("gateway")), suite.pexels)
             federation_test.journey(Client(suite.port("gateway")), suite.port("gateway"), check, os.path.join(suite.run_dir, "logs"))
+            one_trace_across_services(Client(suite.port("gateway")), suite, collector)
             conformance(Client(suite.port("gateway")), suite)
             revocations_survive_restarts(Client(suite.port("gateway")), suite, logged_out)
             if suite.instances > 1:

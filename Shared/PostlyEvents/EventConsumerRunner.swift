@@ -5,6 +5,7 @@ import PostlyKafka
 import PostlyModels
 import PostlyPostgres
 import ServiceLifecycle
+import Tracing
 
 /// Runs one consumer group of a service: decodes each message's envelope, applies it with
 /// the handler in a database transaction, and commits the Kafka offset only after that
@@ -119,20 +120,30 @@ public final class EventConsumerRunner: Service {
     }
 
     /// Applies `event` in `connection`'s transaction if its sequence is newer than the one
-    /// recorded for its key; tells whether it was.
+    /// recorded for its key; tells whether it was. A consumer span in the trace the event
+    /// carries, and a log line with its trace id when it carries one.
     private func apply(_ event: Event, in connection: DatabaseConnection) async throws -> Bool {
-        // Records the sequence and tells whether it is newer, in one statement.
-        let newer = try await connection.query(
-            """
-            INSERT INTO consumed_sequences (consumer, topic, key, sequence)
-            VALUES (\(name), \(event.topic.rawValue), \(event.key), \(event.sequence))
-            ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = EXCLUDED.sequence
-            WHERE consumed_sequences.sequence < EXCLUDED.sequence
-            RETURNING sequence
-            """)
-        guard !newer.isEmpty else { return false }
-        try await handler.apply(event, in: connection)
-        return true
+        try await withSpan("apply \(event.type.rawValue)", context: EventTraceContext.context(of: event), ofKind: .consumer) { span in
+            span.attributes["messaging.system"] = "kafka"
+            span.attributes["messaging.destination.name"] = event.topic.rawValue
+            span.attributes["messaging.consumer.group.name"] = name
+            span.attributes["messaging.message.id"] = event.id.uuidString.lowercased()
+            // Records the sequence and tells whether it is newer, in one statement.
+            let newer = try await connection.query(
+                """
+                INSERT INTO consumed_sequences (consumer, topic, key, sequence)
+                VALUES (\(name), \(event.topic.rawValue), \(event.key), \(event.sequence))
+                ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = EXCLUDED.sequence
+                WHERE consumed_sequences.sequence < EXCLUDED.sequence
+                RETURNING sequence
+                """)
+            guard !newer.isEmpty else { return false }
+            try await handler.apply(event, in: connection)
+            if event.traceparent != nil {
+                logger.info("applied a traced event", metadata: ["event": "\(event.id)", "type": "\(event.type.rawValue)"])
+            }
+            return true
+        }
     }
 
     private func deadLetter(_ message: KafkaMessage, reason: String) async throws {

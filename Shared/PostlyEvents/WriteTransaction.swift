@@ -22,7 +22,8 @@ public struct WriteTransaction: Sendable {
         guard let sequence = try rows.first?.decode("sequence", as: Int64.self) else {
             throw DatabaseError.decoding(column: "sequence", reason: "no row returned")
         }
-        let event = Event(producer: producer, key: key, sequence: sequence, actorId: actorId, data: data)
+        let event = Event(
+            producer: producer, key: key, sequence: sequence, actorId: actorId, traceparent: EventTraceContext.current, data: data)
         try await Outbox.add(event, in: connection)
         return event
     }

@@ -20,11 +20,14 @@ public struct Event: Codable, Sendable, Hashable {
     public var sequence: Int64
     /// The user whose action caused the event, if a user did.
     public var actorId: String?
+    /// The W3C trace context of the change (`00-<trace id>-<span id>-<flags>`) when it was
+    /// traced: a consumer's work joins the trace of the request that caused it.
+    public var traceparent: String?
     public var data: EventData
 
     public init(
         id: UUID = UUID(), occurredAt: Date = Date(), producer: String, key: String, sequence: Int64,
-        actorId: String?, data: EventData
+        actorId: String?, traceparent: String? = nil, data: EventData
     ) {
         self.id = id
         self.type = data.type
@@ -34,13 +37,14 @@ public struct Event: Codable, Sendable, Hashable {
         self.key = key
         self.sequence = sequence
         self.actorId = actorId
+        self.traceparent = traceparent
         self.data = data
     }
 
     public var topic: Topic { type.topic }
 
     enum CodingKeys: String, CodingKey {
-        case id, type, schemaVersion, occurredAt, producer, key, sequence, actorId, data
+        case id, type, schemaVersion, occurredAt, producer, key, sequence, actorId, traceparent, data
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +57,7 @@ public struct Event: Codable, Sendable, Hashable {
         key = try container.decode(String.self, forKey: .key)
         sequence = try container.decode(Int64.self, forKey: .sequence)
         actorId = try container.decodeIfPresent(String.self, forKey: .actorId)
+        traceparent = try container.decodeIfPresent(String.self, forKey: .traceparent)
         data = try EventData(type: type, from: container.superDecoder(forKey: .data))
     }
 
@@ -66,6 +71,7 @@ public struct Event: Codable, Sendable, Hashable {
         try container.encode(key, forKey: .key)
         try container.encode(sequence, forKey: .sequence)
         try container.encode(actorId, forKey: .actorId)
+        try container.encodeIfPresent(traceparent, forKey: .traceparent)
         try data.encode(to: container.superEncoder(forKey: .data))
     }
 }

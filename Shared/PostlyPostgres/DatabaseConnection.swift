@@ -1,4 +1,5 @@
 import NIOPosix
+import Tracing
 
 /// One connection lent by `Database.withConnection` or `Database.transaction`, valid for the
 /// duration of that call. Statements on it run one after another, in the same session.
@@ -30,14 +31,24 @@ public struct DatabaseConnection: Sendable {
     /// Runs a query and returns its rows.
     public func query(_ sql: SQL) async throws -> [Row] {
         let connection = self.connection
-        return try await threadPool.runBlocking { try connection.run(sql).rows?.rows ?? [] }
+        return try await traced(sql) { try await threadPool.runBlocking { try connection.run(sql).rows?.rows ?? [] } }
     }
 
     /// Runs a statement and returns the number of rows it affected.
     @discardableResult
     public func execute(_ sql: SQL) async throws -> Int {
         let connection = self.connection
-        return try await threadPool.runBlocking { try connection.run(sql).affectedRows }
+        return try await traced(sql) { try await threadPool.runBlocking { try connection.run(sql).affectedRows } }
+    }
+
+    /// A client span of the statement, its text with placeholders (never a value), in the
+    /// trace of the caller; nothing when nothing is traced.
+    private func traced<T>(_ sql: SQL, _ body: () async throws -> T) async throws -> T {
+        try await withSpan("db.query", ofKind: .client) { span in
+            span.attributes["db.system.name"] = "postgresql"
+            span.attributes["db.query.text"] = sql.text
+            return try await body()
+        }
     }
 
     /// Runs SQL text without parameters as it is; several statements separated by `;` allowed

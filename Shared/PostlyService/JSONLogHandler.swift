@@ -6,6 +6,8 @@ import PostlyModels
 /// metadata (the request id among it). Secrets never reach it: nothing logs them.
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
+    /// The trace's ids inside a span, when tracing is on.
+    public var metadataProvider: Logger.MetadataProvider?
     public var logLevel: Logger.Level
     let label: String
 
@@ -21,7 +23,8 @@ public struct JSONLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var object: [String: String] = [:]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+        let provided = metadataProvider?.get() ?? [:]
+        for (key, value) in provided.merging(metadata, uniquingKeysWith: { $1 }).merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             object[key] = "\(value)"
         }
         object["time"] = Timestamp.format(Date())

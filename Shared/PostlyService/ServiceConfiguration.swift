@@ -20,6 +20,10 @@ public struct ServiceConfiguration: Sendable {
     public var issuer: String
     /// `POSTGRES_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` (default `postly_<name>`), `_POOL_SIZE`.
     public var postgres: PostgresConfiguration
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`: where traces go
+    /// over OTLP/HTTP (the other `OTEL_*` variables as OpenTelemetry defines them, such as
+    /// `OTEL_EXPORTER_OTLP_PROTOCOL`); none, no tracing at all.
+    public var tracesEndpoint: String?
     /// `KAFKA_BROKERS`, `KAFKA_SESSION_TIMEOUT_MS` (default 6000, Apache Kafka's least by
     /// default; tansu holds a group's first join for half of it, so the local runner gives 2000),
     /// `KAFKA_FETCH_WAIT_MAX_MS` (default 500: Apache Kafka answers a waiting fetch as soon as
@@ -45,6 +49,7 @@ public struct ServiceConfiguration: Sendable {
             database: environment.string("POSTGRES_DATABASE", default: "postly_\(name)"),
             poolSize: environment.integer("POSTGRES_POOL_SIZE", default: postgresDefaults.poolSize, in: 1...1_000),
             applicationName: "postly-\(name)")
+        tracesEndpoint = environment.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? environment.string("OTEL_EXPORTER_OTLP_ENDPOINT")
         let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
         kafka = KafkaConfiguration(
             brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)",

@@ -96,6 +96,8 @@ public struct ServiceKit: Sendable {
         openAPI: OpenAPIDocument, readinessChecks: [ReadinessCheck] = [], readinessNotes: @escaping @Sendable () -> [String] = { [] }
     ) -> Router<PostlyRequestContext> {
         let router = Router(context: PostlyRequestContext.self)
+        // The request's span (its trace continued from `traceparent`), around everything else.
+        router.add(middleware: TracingMiddleware(redactingQueryParameters: ["ticket", "lastEventId"]))
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
@@ -127,7 +129,8 @@ public struct ServiceKit: Sendable {
             router: router,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "postly-\(name)"),
-            services: [httpClient, readiness, database, producer] + afterStartup,
+            // The trace exporter first, so it stops last, after every span ended.
+            services: PostlyMetrics.tracingServices + [httpClient, readiness, database, producer] + afterStartup,
             logger: logger)
         application.beforeServerStarts {
             try await prepare()

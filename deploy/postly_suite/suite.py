@@ -62,10 +62,10 @@ class Suite:
 
 
 @contextlib.contextmanager
-def running_suite(name, checks, instances=1):
+def running_suite(name, checks, instances=1, settings=None):
     """The whole suite, started by deploy/up.sh on free ports in a temporary run folder (removed
     afterwards when every check passed), in front of a fake Pexels that insists on its key;
-    `instances` of each service behind the gateway."""
+    `instances` of each service behind the gateway, `settings` added to their environment."""
     with FakePexels(key=f"{name}-pexels-key-{uuid.uuid4().hex[:12]}") as pexels:
         run_dir = tempfile.mkdtemp(prefix=f"postly-{name}.")
         os.chmod(run_dir, 0o755)
@@ -78,6 +78,7 @@ def running_suite(name, checks, instances=1):
             for instance in range(2, instances + 1):
                 environment.setdefault(f"POSTLY_{service.upper()}_PORT_{instance}", str(free_port()))
         environment["POSTLY_INSTANCES"] = str(instances)
+        environment.update(settings or {})
         environment.update({"POSTLY_RUN_DIR": run_dir, "PEXELS_API_KEY": pexels.key, "PEXELS_BASE_URL": pexels.url})
         # Every request comes from loopback, which the gateway's per-address limits do not
         # exempt: room for the sign-ins the runs make (tens, some at once).

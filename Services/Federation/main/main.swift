@@ -2,5 +2,5 @@ import FederationService
 import PostlyService
 
 let configuration = FederationConfiguration()
-let logger = PostlyMetrics.bootstrap(configuration.service)
+let logger = try PostlyMetrics.bootstrap(configuration.service)
 try await buildApplication(configuration, logger: logger).runService()

@@ -4,7 +4,7 @@ import PostlyService
 import PostsService
 
 let configuration = PostsConfiguration()
-let logger = PostlyMetrics.bootstrap(configuration.service)
+let logger = try PostlyMetrics.bootstrap(configuration.service)
 
 switch CommandLine.arguments.dropFirst().first {
 case "republish":

@@ -4,7 +4,7 @@ import PostlyService
 import SearchService
 
 let configuration = SearchConfiguration()
-let logger = PostlyMetrics.bootstrap(configuration.service)
+let logger = try PostlyMetrics.bootstrap(configuration.service)
 
 switch CommandLine.arguments.dropFirst().first {
 case "reindex":
