@@ -379,7 +379,7 @@ def one_trace_across_services(client, suite, collector):
 
     def whole():
         spans = collector.trace(trace)
-        served = any(s["service"] == "postly-posts" and s["name"].startswith("POST") and s["parent"] == parent for s in spans)
+        served = any(s["service"] == "postly-posts" and s["name"] == "/api/posts" and s["parent"] == parent for s in spans)
         queried = any(s["service"] == "postly-posts" and s["name"] == "db.query" for s in spans)
         applied = {s["service"] for s in spans if s["name"] == "apply post.created"}
         return served and queried and consumers <= applied
