@@ -24,15 +24,15 @@ BEGIN;
 CREATE TEMP TABLE template AS
   SELECT row_number() OVER (ORDER BY id) - 1 AS n, * FROM posts WHERE status = 'published' AND title NOT LIKE '% (copy %';
 CREATE TEMP TABLE added AS
-  SELECT gen_random_uuid()::text AS id, g, t.*, now() - random() * interval '365 days' AS at
+  SELECT gen_random_uuid()::text AS new_id, g, t.*, now() - random() * interval '365 days' AS at
   FROM generate_series(1, $add) g JOIN template t ON t.n = g % (SELECT count(*) FROM template);
 INSERT INTO posts (id, title, content, content_html, rendered_by, excerpt, slug, status, cover_image, author_id,
                    author_name, read_time, views, likes, created_at, updated_at, published_at, version)
-  SELECT id, left(title, 180) || ' (copy ' || g || ')', content, content_html, rendered_by, excerpt,
-         left(slug, 60) || '-copy-' || g || '-' || left(id, 8), 'published', cover_image, author_id, author_name,
+  SELECT new_id, left(title, 180) || ' (copy ' || g || ')', content, content_html, rendered_by, excerpt,
+         left(slug, 60) || '-copy-' || g || '-' || left(new_id, 8), 'published', cover_image, author_id, author_name,
          read_time, 0, 0, at, at, at, 1
   FROM added;
-INSERT INTO slugs (slug, post_id) SELECT slug, id FROM posts WHERE id IN (SELECT id FROM added);
+INSERT INTO slugs (slug, post_id) SELECT slug, id FROM posts WHERE id IN (SELECT new_id FROM added);
 INSERT INTO post_totals (author_id, status, slot, posts)
   SELECT author_id, 'published', 0, count(*) FROM added GROUP BY author_id
   UNION ALL SELECT '', 'published', 0, count(*) FROM added
