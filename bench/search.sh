@@ -27,6 +27,7 @@ stop_service() {
 }
 cleanup() {
   stop_service
+  [ -z "${keys_pid:-}" ] || kill "$keys_pid" 2>/dev/null || true
   gateway_stop "$run/nginx" 2>/dev/null || true
   broker_stop "$run/broker"
   postgres_stop "$run/postgres"
@@ -43,10 +44,18 @@ postgres_start "$run/postgres" "$pg_port"
 broker_start "$run/broker" "$broker_port"
 psql=("$pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U postgres)
 
+# The service is ready once it knows the auth service's keys: a key set of RFC 8037's example
+# key, served from the run folder (no query here needs a token).
+mkdir -p "$run/keys"
+echo '{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"bench","alg":"EdDSA","use":"sig"}]}' >"$run/keys/jwks"
+keys_port=$(free_port)
+python3 -m http.server "$keys_port" --bind 127.0.0.1 --directory "$run/keys" >/dev/null 2>&1 &
+keys_pid=$!
+
 # Starts the service on $database and waits until it is ready (its index loaded).
 start_service() {
   service_port=$(free_port)
-  PORT=$service_port POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_DATABASE=$database \
+  AUTH_JWKS_URL=http://127.0.0.1:$keys_port/jwks PORT=$service_port POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_DATABASE=$database \
     POSTGRES_POOL_SIZE=32 KAFKA_BROKERS=127.0.0.1:$broker_port LOG_LEVEL=info "$binary" >>"$run/search-$size.log" 2>&1 &
   service_pid=$!
   for _ in $(seq 1200); do
@@ -88,6 +97,7 @@ SELECT word FROM ts_stat('SELECT to_tsvector(''search_words'', title || '' '' ||
 WHERE word ~ '^[[:alpha:]]{2,40}\$' ORDER BY word ON CONFLICT DO NOTHING;
 SQL
   # The split trigger takes a few milliseconds a post: two sessions, one a core.
+  halves=()
   for half in 0 1; do
     "${psql[@]}" -d "$database" <<SQL &
 INSERT INTO documents (id, sequence, status, title, content_text, author_id, published_at, post)
@@ -101,8 +111,9 @@ SELECT id, 1, 'published', title, content, author_id, published_at, jsonb_build_
     'publishedAt', to_char(published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'version', 1)
 FROM generated WHERE hashtext(id) & 1 = $half;
 SQL
+    halves+=($!)
   done
-  wait
+  wait "${halves[@]}"
   "${psql[@]}" -d "$database" -c "DROP TABLE generated" -c "VACUUM ANALYZE documents"
   echo "  stored in $(( $(date +%s) - started )) s (in SQL, not through events); lexicon: $("${psql[@]}" -d "$database" -Atc 'SELECT count(*) FROM lexicon') words"
 
