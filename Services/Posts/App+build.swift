@@ -8,12 +8,14 @@ public func buildApplication(_ configuration: PostsConfiguration, logger: Logger
     let model = ReadModel(database: kit.database, capacityBytes: configuration.cacheBytes)
     let repository = PostgresPostRepository(database: kit.database, model: model)
     let views = ViewCounter(repository: repository, interval: configuration.viewFlushInterval, logger: logger)
+    let scheduler = PostScheduler(
+        repository: repository, writes: kit.writes, bell: PostScheduler.bell(on: kit.database), poll: configuration.schedulerPoll, logger: logger)
     return kit.application(
         router: buildRouter(kit, repository: repository, views: views),
         consumers: [kit.consumer(of: [.users, .comments], handler: ProjectionHandler())],
         // Stopped after the consumers, before the database: the view counter's last flush, and
-        // the changes it and the consumers made told to the other instances.
-        services: [ReadModelSync(database: kit.database, model: model, logger: logger), views])
+        // the changes it, the scheduler and the consumers made told to the other instances.
+        services: [ReadModelSync(database: kit.database, model: model, logger: logger), views, scheduler])
 }
 
 /// The posts routes on the kit's middleware. Builds without touching the database.

@@ -8,12 +8,12 @@ let openAPI = OpenAPIDocument(
       "info": {
         "title": "Postly posts service",
         "version": "1.0.0",
-        "description": "Posts, drafts, slugs, likes and views. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
+        "description": "Posts, drafts, scheduled posts, slugs, likes and views. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
       },
       "paths": {
         "/api/posts": {
           "get": {
-            "summary": "Published posts, newest first; status=draft lists the caller's drafts (JWT)",
+            "summary": "Published posts, newest first; status=draft or status=scheduled lists the caller's drafts or scheduled posts (JWT)",
             "parameters": [
               {"$ref": "#/components/parameters/page"},
               {"$ref": "#/components/parameters/limit"},
@@ -53,12 +53,12 @@ let openAPI = OpenAPIDocument(
         "/api/posts/{id}": {
           "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
           "get": {
-            "summary": "A post by id; counts one view. Another user's draft answers 404.",
+            "summary": "A post by id; counts one view. Another user's draft or scheduled post answers 404.",
             "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
             "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}
           },
           "put": {
-            "summary": "Edit a post (author only); coverImage null removes it",
+            "summary": "Edit a post (author only); coverImage null removes it. Scheduling: status scheduled (or published) with a future publishAt schedules; status draft unschedules; status published with publishAt null publishes now; status published without publishAt leaves a scheduled post scheduled",
             "security": [{"bearer": []}],
             "parameters": [
               {
@@ -136,7 +136,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/users/{userId}/posts": {
           "get": {
-            "summary": "A user's posts; status=draft only for the caller's own id (else 403)",
+            "summary": "A user's posts; status=draft and status=scheduled only for the caller's own id (else 403)",
             "parameters": [
               {"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
               {"$ref": "#/components/parameters/page"},
@@ -171,7 +171,7 @@ let openAPI = OpenAPIDocument(
         }
       },
       "components": {
-        "parameters": {"status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft"]}}},
+        "parameters": {"status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft", "scheduled"]}}},
         "responses": {
           "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
           "PostPage": {
@@ -197,8 +197,9 @@ let openAPI = OpenAPIDocument(
             "properties": {
               "title": {"type": "string", "minLength": 1, "maxLength": 200},
               "content": {"type": "string", "maxLength": 100000},
-              "status": {"type": "string", "enum": ["published", "draft"], "default": "published"},
-              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}
+              "status": {"type": "string", "enum": ["published", "draft", "scheduled"], "default": "published"},
+              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
+              "publishAt": {"$ref": "#/components/schemas/PublishAt"}
             }
           },
           "PostChanges": {
@@ -206,9 +207,15 @@ let openAPI = OpenAPIDocument(
             "properties": {
               "title": {"type": "string", "minLength": 1, "maxLength": 200},
               "content": {"type": "string", "maxLength": 100000},
-              "status": {"type": "string", "enum": ["published", "draft"]},
-              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}
+              "status": {"type": "string", "enum": ["published", "draft", "scheduled"]},
+              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
+              "publishAt": {"$ref": "#/components/schemas/PublishAt"}
             }
+          },
+          "PublishAt": {
+            "type": ["string", "null"],
+            "format": "date-time",
+            "description": "RFC 3339 with offset: when to publish, after now and within 366 days; with status scheduled or published it schedules the post (422 otherwise: errors.publishAt or errors.status say why). A scheduled post is a draft for everyone but its author until then."
           }
         }
       }

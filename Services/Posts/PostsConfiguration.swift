@@ -10,10 +10,14 @@ public struct PostsConfiguration: Sendable {
     /// `POSTS_CACHE_MIB`: about how much post text the read model holds at most (default 32);
     /// the least recently read posts go first.
     public var cacheBytes: Int
+    /// `SCHEDULER_POLL_MS`: how long the scheduler sleeps at most between looks for due posts
+    /// (default 1000); other instances' newly scheduled posts are seen within it.
+    public var schedulerPoll: Duration
 
     public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: environment)
         viewFlushInterval = environment.milliseconds("POSTS_VIEW_FLUSH_INTERVAL_MS", default: 1000, minimum: 10)
         cacheBytes = environment.integer("POSTS_CACHE_MIB", default: 32, in: 1...4096) << 20
+        schedulerPoll = environment.milliseconds("SCHEDULER_POLL_MS", default: 1000, minimum: 10)
     }
 }

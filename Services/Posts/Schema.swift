@@ -2,7 +2,7 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
-/// write unit's tables, 4 the shared users projection, 7 the lists' totals.
+/// write unit's tables, 4 the shared users projection, 7 the lists' totals, 8 scheduled posts.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -106,5 +106,16 @@ let schema = Migrations([
             DROP INDEX posts_author;
             CREATE INDEX posts_author ON posts (author_id, status, published_at DESC, created_at DESC, id DESC);
             CREATE INDEX posts_author_any_status ON posts (author_id, published_at DESC, created_at DESC, id DESC);
+            """),
+    Migration(
+        version: 8, name: "scheduled posts",
+        sql: """
+            -- A scheduled post is published by the scheduler (PostScheduler) at publish_at.
+            ALTER TABLE posts DROP CONSTRAINT posts_status_check,
+                ADD CONSTRAINT posts_status_check CHECK (status IN ('published', 'draft', 'scheduled')),
+                ADD COLUMN publish_at timestamptz,
+                ADD CONSTRAINT posts_publish_at_only_scheduled CHECK ((status = 'scheduled') = (publish_at IS NOT NULL));
+            -- The scheduler's queue: only the scheduled posts, in the order they fall due.
+            CREATE INDEX posts_due ON posts (publish_at, id) WHERE status = 'scheduled';
             """),
 ])
