@@ -65,6 +65,23 @@ import TestSupport
         }
     }
 
+    /// "Must be in the future" is decided in the write: a replay of a create whose time has
+    /// passed since answers the first answer, as every replay does.
+    @Test func anIdempotentReplayAfterTheTimePassedGetsItsFirstAnswer() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let body = Self.body(["title": "Later", "content": "Words.", "status": "scheduled", "publishAt": Timestamp.format(Self.later(api, 60))])
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "schedule-1"]
+            let first = try await api.request(.post, "/api/posts", as: ada, json: body, headers: key)
+            #expect(first.status == .created)
+            api.clock.advance(by: 120)
+            let replay = try await api.request(.post, "/api/posts", as: ada, json: body, headers: key)
+            #expect(replay.status == .created && replay.body == first.body)
+            let fresh = try await api.request(.post, "/api/posts", as: ada, json: body)
+            #expect(fresh.problem?.errors?["publishAt"] == "must be in the future")
+        }
+    }
+
     @Test func scheduleRescheduleUnscheduleAndPublishNow() async throws {
         try await withPostsService { api in
             let ada = try await api.user()
