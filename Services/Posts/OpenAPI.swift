@@ -8,7 +8,7 @@ let openAPI = OpenAPIDocument(
       "info": {
         "title": "Postly posts service",
         "version": "1.0.0",
-        "description": "Posts, drafts, scheduled posts, slugs, likes and views. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
+        "description": "Posts, drafts, scheduled posts, slugs, likes and views, and the change feed. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
       },
       "paths": {
         "/api/posts": {
@@ -152,6 +152,22 @@ let openAPI = OpenAPIDocument(
             }
           }
         },
+        "/api/changes": {
+          "get": {
+            "summary": "What changed since a cursor, for a client that was offline: posts, comments and authors in one order, each once at its latest state, with tombstones of deleted and unpublished posts. JWT optional: the caller's own drafts and scheduled posts too. Cache-Control: no-store",
+            "parameters": [
+              {"name": "since", "in": "query", "schema": {"type": "string"}, "description": "A cursor (next of an earlier page), or now for the current one; without it, everything visible (a resync)"},
+              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}},
+              {"name": "wait", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 30, "default": 0}, "description": "Seconds to hold the request while nothing is new (a long poll)"}
+            ],
+            "responses": {
+              "200": {"description": "A page of changes", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ChangePage"}}}},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "410": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
         "/api/users/me/posts": {
           "get": {
             "summary": "The caller's posts, any status unless status is given",
@@ -210,6 +226,30 @@ let openAPI = OpenAPIDocument(
               "status": {"type": "string", "enum": ["published", "draft", "scheduled"]},
               "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
               "publishAt": {"$ref": "#/components/schemas/PublishAt"}
+            }
+          },
+          "ChangePage": {
+            "type": "object",
+            "required": ["changes", "next", "more"],
+            "properties": {
+              "changes": {"type": "array", "items": {"$ref": "#/components/schemas/Change"}},
+              "next": {"type": "string", "description": "The cursor to call with next (opaque)"},
+              "more": {"type": "boolean", "description": "Whether to call again at once"}
+            }
+          },
+          "Change": {
+            "type": "object",
+            "required": ["kind", "id", "changedAt", "deleted"],
+            "properties": {
+              "kind": {"type": "string", "enum": ["post", "comment", "author"]},
+              "id": {"type": "string"},
+              "changedAt": {"type": "string", "format": "date-time"},
+              "deleted": {"type": "boolean"},
+              "reason": {"type": "string", "enum": ["deleted", "unpublished"], "description": "On a post's tombstone"},
+              "postId": {"type": "string", "description": "On a comment's entries"},
+              "post": {"$ref": "#/components/schemas/Post"},
+              "comment": {"$ref": "#/components/schemas/Comment"},
+              "author": {"$ref": "#/components/schemas/Author"}
             }
           },
           "PublishAt": {

@@ -13,11 +13,15 @@ public struct PostsConfiguration: Sendable {
     /// `SCHEDULER_POLL_MS`: how long the scheduler sleeps at most between looks for due posts
     /// (default 1000); other instances' newly scheduled posts are seen within it.
     public var schedulerPoll: Duration
+    /// `CHANGES_TOMBSTONE_DAYS`: how long the change feed keeps tombstones of deleted posts and
+    /// comments (default 30); a cursor older than the last one purged answers 410.
+    public var tombstoneRetention: TimeInterval
 
     public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: environment)
         viewFlushInterval = environment.milliseconds("POSTS_VIEW_FLUSH_INTERVAL_MS", default: 1000, minimum: 10)
         cacheBytes = environment.integer("POSTS_CACHE_MIB", default: 32, in: 1...4096) << 20
         schedulerPoll = environment.milliseconds("SCHEDULER_POLL_MS", default: 1000, minimum: 10)
+        tombstoneRetention = TimeInterval(environment.integer("CHANGES_TOMBSTONE_DAYS", default: 30, in: 1...3650) * 86_400)
     }
 }

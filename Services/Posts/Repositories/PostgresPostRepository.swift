@@ -168,6 +168,7 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await PostTotals.move(authorId: caller.userId, from: nil, to: schedule.status, in: connection)
+        try await ChangeLog.post(id, authorId: caller.userId, status: schedule.status, in: connection)
         try await transaction.emit(.postCreated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: caller.userId, statusBefore: nil, statusAfter: schedule.status))
         return record.post(comments: [])
@@ -220,6 +221,7 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
+        try await ChangeLog.post(id, authorId: current.authorId, status: status, in: connection)
         try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status))
         return .updated(try await Self.post(record, in: connection))
@@ -233,6 +235,7 @@ public struct PostgresPostRepository: PostRepository {
         try await connection.execute("DELETE FROM posts WHERE id = \(id)")
         try await connection.execute("DELETE FROM comments WHERE post_id = \(id)")
         try await PostTotals.move(authorId: record.authorId, from: record.status, to: nil, in: connection)
+        try await ChangeLog.post(id, authorId: record.authorId, status: nil, in: connection)
         try await transaction.emit(.postDeleted(record.snapshot(deletedAt: Date())), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: record.authorId, statusBefore: record.status, statusAfter: nil))
     }
@@ -328,6 +331,7 @@ public struct PostgresPostRepository: PostRepository {
         ).map(PostRecord.init)
         guard !records.isEmpty else { return [] }
         try await PostTotals.move(records.map { PostTotals.Move(authorId: $0.authorId, before: .scheduled, after: .published) }, in: connection)
+        try await ChangeLog.posts(records.map { ($0.id, $0.authorId, .published) }, in: connection)
         for record in records {
             try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
             connection.signal(PostChange.written(id: record.id, authorId: record.authorId, statusBefore: .scheduled, statusAfter: .published))
