@@ -8,7 +8,7 @@ let openAPI = OpenAPIDocument(
       "info": {
         "title": "Postly posts service",
         "version": "1.0.0",
-        "description": "Posts, drafts, scheduled posts, slugs, likes and views, and the change feed. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
+        "description": "Posts, drafts, scheduled posts, slugs, likes and views, the change feed, and RSS and Atom feeds. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
       },
       "paths": {
         "/api/posts": {
@@ -152,6 +152,82 @@ let openAPI = OpenAPIDocument(
             }
           }
         },
+        "/api/feeds/posts.rss": {
+          "get": {
+            "summary": "RSS 2.0 feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          }
+        },
+        "/api/feeds/posts.atom": {
+          "get": {
+            "summary": "Atom (RFC 4287) feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          }
+        },
+        "/api/users/{userId}/feed.rss": {
+          "get": {
+            "summary": "RSS 2.0 feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/users/{userId}/feed.atom": {
+          "get": {
+            "summary": "Atom (RFC 4287) feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
         "/api/changes": {
           "get": {
             "summary": "What changed since a cursor, for a client that was offline: posts, comments and authors in one order, each once at its latest state, with tombstones of deleted and unpublished posts. JWT optional: the caller's own drafts and scheduled posts too. Cache-Control: no-store",
@@ -187,7 +263,11 @@ let openAPI = OpenAPIDocument(
         }
       },
       "components": {
-        "parameters": {"status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft", "scheduled"]}}},
+        "parameters": {
+          "status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft", "scheduled"]}},
+          "ifNoneMatch": {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}, "description": "304 when it matches the ETag (weak comparison; * matches); If-Modified-Since is then ignored"},
+          "ifModifiedSince": {"name": "If-Modified-Since", "in": "header", "schema": {"type": "string"}, "description": "IMF-fixdate: 304 when at or after Last-Modified"}
+        },
         "responses": {
           "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
           "PostPage": {

@@ -140,6 +140,8 @@ let schema = Migrations([
             );
             CREATE INDEX changes_order ON changes (txid, seq);
             CREATE INDEX changes_tombstones ON changes (changed_at) WHERE visibility = 'gone';
+            -- Posts that left the public lists: when the RSS and Atom feeds last changed.
+            CREATE INDEX changes_left ON changes (author_id, changed_at) WHERE kind = 'post' AND visibility <> 'public' AND ever_public;
             -- One row: the cursors' epoch, and the position of the last tombstone purged.
             CREATE TABLE changes_meta (epoch text NOT NULL, horizon_txid xid8 NOT NULL DEFAULT '0', horizon_seq bigint NOT NULL DEFAULT 0);
             INSERT INTO changes_meta (epoch) VALUES (md5(random()::text || clock_timestamp()::text));

@@ -53,6 +53,8 @@ public enum PostError: Error, Sendable, Hashable {
     case notFound
     /// Another user's published post: only its author may change it.
     case notAuthor
+    /// A per-author feed of an id no post or user event names.
+    case authorNotFound
     /// A field's value the post cannot take (scheduling, `PublishSchedule`): why, by field.
     case invalid(field: String, String)
 }
@@ -81,6 +83,9 @@ public protocol PostRepository: Sendable {
     func publishDue(limit: Int, in transaction: WriteTransaction) async throws -> [Post]
     /// When the next scheduled post falls due; nil when none is scheduled.
     func nextDue() async throws -> Date?
+    /// The `FeedContent.size` latest published posts, of every author or of `authorId`
+    /// (`authorNotFound` when no post or user event names it), and when that last changed.
+    func feed(authorId: String?, epoch: Date) async throws -> FeedContent
     /// Emits `post.updated` with the current state of up to `limit` posts after id `after`, in
     /// id order; returns their ids, none when there are no more.
     func republish(after: String, limit: Int, in transaction: WriteTransaction) async throws -> [String]

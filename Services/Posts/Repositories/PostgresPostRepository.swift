@@ -343,6 +343,37 @@ public struct PostgresPostRepository: PostRepository {
         try await database.query("SELECT min(publish_at) AS next FROM posts WHERE status = 'scheduled'").first?.decode("next")
     }
 
+    // MARK: - Feeds
+
+    public func feed(authorId: String?, epoch: Date) async throws -> FeedContent {
+        let posts = try await list(PostFilter(status: .published, authorId: authorId), page: PageRequest(page: 1, limit: FeedContent.size)).posts
+        return try await database.withConnection { connection in
+            var author = posts.first?.author
+            if let authorId, author == nil {
+                let known = try await connection.query(
+                    """
+                    SELECT user_id, name, profile_picture FROM users WHERE user_id = \(authorId)
+                    UNION ALL SELECT author_id, author_name, NULL FROM posts WHERE author_id = \(authorId)
+                    LIMIT 1
+                    """
+                ).first
+                guard let known else { throw PostError.authorNotFound }
+                author = Author(userId: try known.decode("user_id"), name: try known.decode("name"), profilePicture: try known.decode("profile_picture"))
+            }
+            // Besides its posts' updates: its authors' new names, and posts that left it (the
+            // change feed's log knows both).
+            let changed = try await connection.query(
+                """
+                SELECT max(changed_at) AS changed FROM changes
+                WHERE (kind = 'author' AND id = ANY(\(Array(Set(posts.map(\.author.userId))))))
+                   OR (kind = 'post' AND ever_public AND visibility <> 'public' AND (\(authorId)::text IS NULL OR author_id = \(authorId)))
+                """
+            ).first?.decode("changed", as: Date?.self) ?? nil
+            let lastModified = (posts.map(\.updatedAt) + [changed].compactMap { $0 }).max() ?? epoch
+            return FeedContent(author: authorId == nil ? nil : author, posts: posts, lastModified: lastModified)
+        }
+    }
+
     // MARK: - Operations
 
     public func republish(after: String, limit: Int, in transaction: WriteTransaction) async throws -> [String] {
