@@ -30,7 +30,7 @@ struct PostScheduler: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             let seen = bell.rings
             let wait = await publishDue()
-            try? await cancelWhenGracefulShutdown { await bell.wait(after: seen, atMost: wait) }
+            await cancelWhenGracefulShutdown { await bell.wait(after: seen, atMost: wait) }
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PostlyService
+import ServiceLifecycle
 
 extension ChangePage: ResponseEncodable {}
 
@@ -50,10 +51,13 @@ struct ChangesController: Sendable {
             while true {
                 let rings = bell.rings
                 page = try await feed.page(after: cursor, viewer: viewer, limit: limit)
-                guard page.changes.isEmpty, ContinuousClock.now < deadline else { break }
-                // Nothing new: wait for this instance's next commit, or look again soon.
+                guard page.changes.isEmpty, ContinuousClock.now < deadline, !Task.isShuttingDownGracefully else { break }
+                // Nothing new: wait for this instance's next commit, or look again soon; a
+                // shutdown answers at once.
                 cursor = ChangeCursor(token: page.next)
-                await bell.wait(after: rings, atMost: min(Self.pollInterval, ContinuousClock.now.duration(to: deadline)))
+                await cancelWhenGracefulShutdown {
+                    await bell.wait(after: rings, atMost: min(Self.pollInterval, ContinuousClock.now.duration(to: deadline)))
+                }
             }
         }
         return try EditedResponse(headers: [.cacheControl: "no-store"], response: page).response(from: request, context: context)

@@ -79,7 +79,7 @@ public protocol PostRepository: Sendable {
     func addViews(_ views: [String: Int]) async throws
     /// Publishes up to `limit` scheduled posts due at `transaction.now`, passing over posts
     /// another transaction holds (an edit, another instance's scheduler), and emits
-    /// `post.updated` for each; the posts it published.
+    /// `post.updated` for each; the posts it published (without their comments).
     func publishDue(limit: Int, in transaction: WriteTransaction) async throws -> [Post]
     /// When the next scheduled post falls due; nil when none is scheduled.
     func nextDue() async throws -> Date?

@@ -336,7 +336,7 @@ public struct PostgresPostRepository: PostRepository {
             try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
             connection.signal(PostChange.written(id: record.id, authorId: record.authorId, statusBefore: .scheduled, statusAfter: .published))
         }
-        return try await Self.posts(records, in: connection)
+        return records.map { $0.post(comments: []) }
     }
 
     public func nextDue() async throws -> Date? {
