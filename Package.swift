@@ -32,7 +32,7 @@ let serviceDependencies: [String: [Target.Dependency]] = [
         nio, base64, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
     ],
-    "Posts": ["PostlyMarkdown"],
+    "Posts": ["PostlyMarkdown", metrics, .product(name: "Crypto", package: "swift-crypto")],
     "Search": ["PostlyMarkdown", metrics, bitCollections],
     "Images": [.product(name: "NIOCore", package: "swift-nio")],
     "Federation": ["PostlyMarkdown", nio, metrics, .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],

@@ -37,6 +37,9 @@ INSERT INTO post_totals (author_id, status, slot, posts)
   SELECT author_id, 'published', 0, count(*) FROM added GROUP BY author_id
   UNION ALL SELECT '', 'published', 0, count(*) FROM added
   ON CONFLICT (author_id, status, slot) DO UPDATE SET posts = post_totals.posts + excluded.posts;
+-- The change feed's log (posts' ChangeLog), as the service's writes keep it.
+INSERT INTO changes (kind, id, post_id, author_id, visibility, ever_public, changed_at)
+  SELECT 'post', id, id, author_id, 'public', true, at FROM added ORDER BY at;
 COMMIT;
 ANALYZE posts;
 SQL

@@ -114,6 +114,10 @@ expect_route POST /api/posts/abc/like posts
 expect_route DELETE /api/posts/abc/like posts
 expect_route GET /api/users/me/posts posts
 expect_route GET '/api/users/u-1/posts?status=draft' posts
+expect_route GET '/api/changes?since=now&limit=100&wait=0' posts
+expect_route GET /api/feeds/posts.rss posts
+expect_route GET '/api/feeds/posts.atom?nocache=1' posts
+expect_route GET /api/users/u-1/feed.atom posts
 expect_route GET '/api/posts/search?q=swift' search
 expect_route GET '/api/posts/search?q=c+&+d=e' search   # unescaped & = + arrive as sent
 expect_route GET /api/posts/abc/comments comments

@@ -38,6 +38,7 @@ struct ContentRerender {
                     record.contentHtml = rendering.html
                     record.excerpt = rendering.excerpt
                     try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: record.id, actorId: nil)
+                    try await ChangeLog.post(record.id, authorId: record.authorId, status: record.status, in: transaction.connection)
                     changedInBatch += 1
                 }
                 let ids = try rows.map { try $0.decode("id", as: String.self) }

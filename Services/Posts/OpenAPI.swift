@@ -8,12 +8,12 @@ let openAPI = OpenAPIDocument(
       "info": {
         "title": "Postly posts service",
         "version": "1.0.0",
-        "description": "Posts, drafts, slugs, likes and views. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
+        "description": "Posts, drafts, scheduled posts, slugs, likes and views, the change feed, and RSS and Atom feeds. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
       },
       "paths": {
         "/api/posts": {
           "get": {
-            "summary": "Published posts, newest first; status=draft lists the caller's drafts (JWT)",
+            "summary": "Published posts, newest first; status=draft or status=scheduled lists the caller's drafts or scheduled posts (JWT)",
             "parameters": [
               {"$ref": "#/components/parameters/page"},
               {"$ref": "#/components/parameters/limit"},
@@ -53,12 +53,12 @@ let openAPI = OpenAPIDocument(
         "/api/posts/{id}": {
           "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
           "get": {
-            "summary": "A post by id; counts one view. Another user's draft answers 404.",
+            "summary": "A post by id; counts one view. Another user's draft or scheduled post answers 404.",
             "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
             "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}
           },
           "put": {
-            "summary": "Edit a post (author only); coverImage null removes it",
+            "summary": "Edit a post (author only); coverImage null removes it. Scheduling: status scheduled (or published) with a future publishAt schedules; status draft unschedules; status published with publishAt null publishes now; status published without publishAt leaves a scheduled post scheduled",
             "security": [{"bearer": []}],
             "parameters": [
               {
@@ -136,7 +136,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/users/{userId}/posts": {
           "get": {
-            "summary": "A user's posts; status=draft only for the caller's own id (else 403)",
+            "summary": "A user's posts; status=draft and status=scheduled only for the caller's own id (else 403)",
             "parameters": [
               {"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
               {"$ref": "#/components/parameters/page"},
@@ -149,6 +149,98 @@ let openAPI = OpenAPIDocument(
               "400": {"$ref": "#/components/responses/Problem"},
               "401": {"$ref": "#/components/responses/Problem"},
               "403": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/feeds/posts.rss": {
+          "get": {
+            "summary": "RSS 2.0 feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          }
+        },
+        "/api/feeds/posts.atom": {
+          "get": {
+            "summary": "Atom (RFC 4287) feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"}
+            }
+          }
+        },
+        "/api/users/{userId}/feed.rss": {
+          "get": {
+            "summary": "RSS 2.0 feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/users/{userId}/feed.atom": {
+          "get": {
+            "summary": "Atom (RFC 4287) feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          },
+          "head": {
+            "summary": "The feed's headers without its body",
+            "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
+            "responses": {
+              "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
+              "304": {"description": "Not modified"},
+              "404": {"$ref": "#/components/responses/Problem"}
+            }
+          }
+        },
+        "/api/changes": {
+          "get": {
+            "summary": "What changed since a cursor, for a client that was offline: posts, comments and authors in one order, each once at its latest state, with tombstones of deleted and unpublished posts. JWT optional: the caller's own drafts and scheduled posts too. Cache-Control: no-store",
+            "parameters": [
+              {"name": "since", "in": "query", "schema": {"type": "string"}, "description": "A cursor (next of an earlier page), or now for the current one; without it, everything visible (a resync)"},
+              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100}},
+              {"name": "wait", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 30, "default": 0}, "description": "Seconds to hold the request while nothing is new (a long poll)"}
+            ],
+            "responses": {
+              "200": {"description": "A page of changes", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ChangePage"}}}},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "410": {"$ref": "#/components/responses/Problem"},
+              "503": {"$ref": "#/components/responses/Problem"}
             }
           }
         },
@@ -171,7 +263,11 @@ let openAPI = OpenAPIDocument(
         }
       },
       "components": {
-        "parameters": {"status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft"]}}},
+        "parameters": {
+          "status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft", "scheduled"]}},
+          "ifNoneMatch": {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}, "description": "304 when it matches the ETag (weak comparison; * matches); If-Modified-Since is then ignored"},
+          "ifModifiedSince": {"name": "If-Modified-Since", "in": "header", "schema": {"type": "string"}, "description": "IMF-fixdate: 304 when at or after Last-Modified"}
+        },
         "responses": {
           "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},
           "PostPage": {
@@ -197,8 +293,9 @@ let openAPI = OpenAPIDocument(
             "properties": {
               "title": {"type": "string", "minLength": 1, "maxLength": 200},
               "content": {"type": "string", "maxLength": 100000},
-              "status": {"type": "string", "enum": ["published", "draft"], "default": "published"},
-              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}
+              "status": {"type": "string", "enum": ["published", "draft", "scheduled"], "default": "published"},
+              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
+              "publishAt": {"$ref": "#/components/schemas/PublishAt"}
             }
           },
           "PostChanges": {
@@ -206,9 +303,39 @@ let openAPI = OpenAPIDocument(
             "properties": {
               "title": {"type": "string", "minLength": 1, "maxLength": 200},
               "content": {"type": "string", "maxLength": 100000},
-              "status": {"type": "string", "enum": ["published", "draft"]},
-              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048}
+              "status": {"type": "string", "enum": ["published", "draft", "scheduled"]},
+              "coverImage": {"type": ["string", "null"], "format": "uri", "maxLength": 2048},
+              "publishAt": {"$ref": "#/components/schemas/PublishAt"}
             }
+          },
+          "ChangePage": {
+            "type": "object",
+            "required": ["changes", "next", "more"],
+            "properties": {
+              "changes": {"type": "array", "items": {"$ref": "#/components/schemas/Change"}},
+              "next": {"type": "string", "description": "The cursor to call with next (opaque)"},
+              "more": {"type": "boolean", "description": "Whether to call again at once"}
+            }
+          },
+          "Change": {
+            "type": "object",
+            "required": ["kind", "id", "changedAt", "deleted"],
+            "properties": {
+              "kind": {"type": "string", "enum": ["post", "comment", "author"]},
+              "id": {"type": "string"},
+              "changedAt": {"type": "string", "format": "date-time"},
+              "deleted": {"type": "boolean"},
+              "reason": {"type": "string", "enum": ["deleted", "unpublished"], "description": "On a post's tombstone"},
+              "postId": {"type": "string", "description": "On a comment's entries"},
+              "post": {"$ref": "#/components/schemas/Post"},
+              "comment": {"$ref": "#/components/schemas/Comment"},
+              "author": {"$ref": "#/components/schemas/Author"}
+            }
+          },
+          "PublishAt": {
+            "type": ["string", "null"],
+            "format": "date-time",
+            "description": "RFC 3339 with offset: when to publish, after now and within 366 days; with status scheduled or published it schedules the post (422 otherwise: errors.publishAt or errors.status say why). A scheduled post is a draft for everyone but its author until then."
           }
         }
       }

@@ -2,7 +2,8 @@ import PostlyEvents
 import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
-/// write unit's tables, 4 the shared users projection, 7 the lists' totals.
+/// write unit's tables, 4 the shared users projection, 7 the lists' totals, 8 scheduled posts, 9
+/// the change feed's log.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -106,5 +107,52 @@ let schema = Migrations([
             DROP INDEX posts_author;
             CREATE INDEX posts_author ON posts (author_id, status, published_at DESC, created_at DESC, id DESC);
             CREATE INDEX posts_author_any_status ON posts (author_id, published_at DESC, created_at DESC, id DESC);
+            """),
+    Migration(
+        version: 8, name: "scheduled posts",
+        sql: """
+            -- A scheduled post is published by the scheduler (PostScheduler) at publish_at.
+            ALTER TABLE posts DROP CONSTRAINT posts_status_check,
+                ADD CONSTRAINT posts_status_check CHECK (status IN ('published', 'draft', 'scheduled')),
+                ADD COLUMN publish_at timestamptz,
+                ADD CONSTRAINT posts_publish_at_only_scheduled CHECK ((status = 'scheduled') = (publish_at IS NOT NULL));
+            -- The scheduler's queue: only the scheduled posts, in the order they fall due.
+            CREATE INDEX posts_due ON posts (publish_at, id) WHERE status = 'scheduled';
+            """),
+    Migration(
+        version: 9, name: "change feed",
+        sql: """
+            -- Each post, comment and author once, at its last change (ChangeLog), in the order of the
+            -- transactions that wrote them: (txid, seq).
+            CREATE SEQUENCE changes_seq;
+            CREATE TABLE changes (
+                kind text NOT NULL CHECK (kind IN ('post', 'comment', 'author')),
+                id text NOT NULL,
+                -- A comment's post: the post's visibility decides the comment's.
+                post_id text,
+                author_id text NOT NULL,
+                visibility text NOT NULL CHECK (visibility IN ('public', 'private', 'gone')),
+                ever_public boolean NOT NULL DEFAULT false,
+                txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                seq bigint NOT NULL DEFAULT nextval('changes_seq'),
+                changed_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (kind, id)
+            );
+            CREATE INDEX changes_order ON changes (txid, seq);
+            CREATE INDEX changes_tombstones ON changes (changed_at) WHERE visibility = 'gone';
+            -- Posts that left the public lists: when the RSS and Atom feeds last changed.
+            CREATE INDEX changes_left ON changes (author_id, changed_at) WHERE kind = 'post' AND visibility <> 'public' AND ever_public;
+            -- One row: the cursors' epoch, and the position of the last tombstone purged.
+            CREATE TABLE changes_meta (epoch text NOT NULL, horizon_txid xid8 NOT NULL DEFAULT '0', horizon_seq bigint NOT NULL DEFAULT 0);
+            INSERT INTO changes_meta (epoch) VALUES (md5(random()::text || clock_timestamp()::text));
+            -- What exists already, as of this transaction.
+            INSERT INTO changes (kind, id, post_id, author_id, visibility, ever_public, changed_at)
+                SELECT 'post', id, id, author_id, CASE WHEN status = 'published' THEN 'public' ELSE 'private' END,
+                       status = 'published', updated_at
+                FROM posts ORDER BY updated_at, id;
+            INSERT INTO changes (kind, id, post_id, author_id, visibility, ever_public, changed_at)
+                SELECT 'comment', id, post_id, author_id, 'public', true, created_at FROM comments ORDER BY created_at, id;
+            INSERT INTO changes (kind, id, author_id, visibility, ever_public)
+                SELECT 'author', user_id, user_id, 'public', true FROM users ORDER BY user_id;
             """),
 ])

@@ -1,3 +1,4 @@
+import Foundation
 import PostlyModels
 import PostlyPostgres
 
@@ -6,6 +7,9 @@ import PostlyPostgres
 public struct WriteTransaction: Sendable {
     public let connection: DatabaseConnection
     let producer: String
+    /// The write unit's clock when the transaction began (tests move it): what a change that
+    /// depends on the time (a scheduled publish) compares with.
+    public let now: Date
 
     /// Appends `data` to the outbox as the next event of aggregate `key`: its `sequence` is
     /// one more than the key's last, taken here and nowhere else. The key's sequence row stays

@@ -14,7 +14,7 @@ import ServiceLifecycle
 ///
 /// As a `Service` it purges answers older than `IdempotencyKey.lifetime` every 10 minutes.
 public struct WriteUnit: Service {
-    /// Tells the time; tests move it to expire idempotency keys.
+    /// Tells the time; tests move it to expire idempotency keys and to make scheduled posts due.
     public typealias Clock = @Sendable () -> Date
 
     /// The tables of the write unit, one migration of every service that writes: each
@@ -64,11 +64,14 @@ public struct WriteUnit: Service {
         self.logger = logger
     }
 
+    /// The write unit's clock now (`WriteTransaction.now` inside a write).
+    public var now: Date { clock() }
+
     /// Runs `change` in one transaction, again after a transient error; returns its value.
     public func write<T: Sendable>(_ change: (WriteTransaction) async throws -> T) async throws -> T {
         try await retryingTransient {
             try await database.transaction { connection in
-                try await change(WriteTransaction(connection: connection, producer: producer))
+                try await change(WriteTransaction(connection: connection, producer: producer, now: clock()))
             }
         }
     }
@@ -96,7 +99,7 @@ public struct WriteUnit: Service {
                 try await connection.execute("SELECT set_config('lock_timeout', '0', true)")
                 let now = clock()
                 if let stored = try await Self.storedAnswer(for: key, now: now, in: connection) { return stored }
-                let answer = try await change(WriteTransaction(connection: connection, producer: producer))
+                let answer = try await change(WriteTransaction(connection: connection, producer: producer, now: now))
                 // An expired answer of the same key (not purged yet) is replaced.
                 try await connection.execute(
                     """
@@ -123,7 +126,7 @@ public struct WriteUnit: Service {
     /// A write transaction on the connection of a transaction that is already open: for an
     /// event handler that emits events while it applies one, inside the runner's transaction.
     public func joining(_ connection: DatabaseConnection) -> WriteTransaction {
-        WriteTransaction(connection: connection, producer: producer)
+        WriteTransaction(connection: connection, producer: producer, now: clock())
     }
 
     private static func storedAnswer(for key: IdempotencyKey, now: Date, in connection: DatabaseConnection) async throws -> StoredAnswer? {

@@ -132,7 +132,11 @@ public struct PostSnapshot: Codable, Sendable, Hashable {
     }
 
     // Empty optionals are written as `null`: consumers see every key of the samples.
+    // A scheduled post goes as a draft with its `publishAt`: consumers decode `status` as a
+    // closed enum, and those built before `scheduled` would refuse it.
     public func encode(to encoder: any Encoder) throws {
+        var post = post
+        if post.status == .scheduled { post.status = .draft }
         try post.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(post.id, forKey: .id)

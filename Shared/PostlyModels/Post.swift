@@ -3,6 +3,10 @@ import Foundation
 public enum PostStatus: String, Codable, Sendable, CaseIterable {
     case published
     case draft
+    /// To be published at the post's `publishAt`; a draft for everyone but its author until then.
+    /// Never in an event: events carry it as `draft` with `publishAt` (`PostSnapshot`), which
+    /// consumers built before it decode.
+    case scheduled
 }
 
 /// A post as the clients decode it: every key present (`null` where empty), `_id` as the id.
@@ -32,11 +36,14 @@ public struct Post: Codable, Sendable, Hashable {
     public var updatedAt: Date
     public var publishedAt: Date?
     public var version: Int
+    /// When a scheduled post is to be published; nil unless `status` is `scheduled`.
+    public var publishAt: Date?
 
     public init(
         id: String, title: String, content: String, contentHtml: String?, excerpt: String, slug: String,
         status: PostStatus, coverImage: String?, author: Author, views: Int, likes: Int, comments: [Comment],
-        commentsCount: Int, readTime: Int, createdAt: Date, updatedAt: Date, publishedAt: Date?, version: Int
+        commentsCount: Int, readTime: Int, createdAt: Date, updatedAt: Date, publishedAt: Date?, version: Int,
+        publishAt: Date? = nil
     ) {
         self.id = id
         self.title = title
@@ -56,11 +63,12 @@ public struct Post: Codable, Sendable, Hashable {
         self.updatedAt = updatedAt
         self.publishedAt = publishedAt
         self.version = version
+        self.publishAt = publishAt
     }
 
     enum CodingKeys: String, CodingKey {
         case id = "_id", title, content, contentHtml, excerpt, slug, status, coverImage, author, views, likes,
-            comments, commentsCount, readTime, createdAt, updatedAt, publishedAt, version
+            comments, commentsCount, readTime, createdAt, updatedAt, publishedAt, version, publishAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -83,6 +91,7 @@ public struct Post: Codable, Sendable, Hashable {
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(publishedAt, forKey: .publishedAt)
         try container.encode(version, forKey: .version)
+        try container.encode(publishAt, forKey: .publishAt)
     }
 }
 
@@ -104,6 +113,7 @@ extension Post: JSONWritable {
         json.field("createdAt", createdAt)
         json.field("excerpt", excerpt)
         json.field("likes", likes)
+        json.field("publishAt", publishAt)
         json.field("publishedAt", publishedAt)
         json.field("readTime", readTime)
         json.field("slug", slug)

@@ -32,6 +32,26 @@ import TestSupport
         #expect(old.post == rendered)
     }
 
+    /// Consumers decode `status` as a closed enum: a scheduled post travels as a draft with its
+    /// `publishAt`, which they decode (the sample) and treat as private.
+    @Test func aScheduledPostTravelsAsADraftWithItsPublishAt() throws {
+        let data = try EventFixtures.scheduledPostData()
+        let sample = try PostlyJSON.decoder().decode(Event.self, from: data)
+        guard case .postUpdated(let snapshot) = sample.data else { Issue.record("not post.updated"); return }
+        #expect(snapshot.post.status == .draft && snapshot.post.publishedAt == nil)
+        #expect(snapshot.post.publishAt == Timestamp.parse("2026-11-22T08:00:00.000Z"))
+        let reencoded = try JSONSerialization.jsonObject(with: PostlyJSON.encoder().encode(sample)) as? NSDictionary
+        #expect(withoutNulls(try JSONSerialization.jsonObject(with: data)) == withoutNulls(reencoded))
+
+        var scheduled = snapshot
+        scheduled.post.status = .scheduled
+        let event = Event(producer: "posts", key: scheduled.post.id, sequence: 2, actorId: nil, data: .postUpdated(scheduled))
+        let written = try #require(JSONSerialization.jsonObject(with: PostlyJSON.encoder().encode(event)) as? [String: Any])
+        let writtenData = try #require(written["data"] as? [String: Any])
+        #expect(writtenData["status"] as? String == "draft")
+        #expect(writtenData["publishAt"] as? String == "2026-11-22T08:00:00.000Z")
+    }
+
     @Test func eventsAreRoutedToTheirTopic() throws {
         #expect(try EventFixtures.event(.sessionRevoked).topic == .users)
         #expect(try EventFixtures.event(.postLiked).topic == .posts)

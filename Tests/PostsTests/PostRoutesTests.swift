@@ -25,7 +25,7 @@ import TestSupport
             #expect(post.publishedAt != nil)
             let keys = Set(answer.json.keys)
             #expect(keys == ["_id", "title", "content", "contentHtml", "excerpt", "slug", "status", "coverImage", "author", "views",
-                             "likes", "comments", "commentsCount", "readTime", "createdAt", "updatedAt", "publishedAt", "version"])
+                             "likes", "comments", "commentsCount", "readTime", "createdAt", "updatedAt", "publishedAt", "version", "publishAt"])
             #expect((answer.json["createdAt"] as? String)?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil)
             #expect((answer.json["author"] as? [String: Any])?["email"] == nil)
         }

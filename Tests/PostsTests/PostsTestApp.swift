@@ -39,11 +39,12 @@ struct PostsClient: Sendable {
 
     func create(
         _ title: String = "A post", content: String = "Some words here.", status: PostStatus? = nil,
-        coverImage: String? = nil, as user: TestUser
+        coverImage: String? = nil, publishAt: Date? = nil, as user: TestUser
     ) async throws -> Post {
         var body: [String: Any] = ["title": title, "content": content]
         if let status { body["status"] = status.rawValue }
         if let coverImage { body["coverImage"] = coverImage }
+        if let publishAt { body["publishAt"] = Timestamp.format(publishAt) }
         let answer = try await request(.post, "/api/posts", as: user, json: Self.json(body))
         guard answer.status == .created else { throw UnexpectedAnswer(answer: answer) }
         return try answer.post()
@@ -62,15 +63,19 @@ struct UnexpectedAnswer: Error, CustomStringConvertible {
 /// Runs `body` against a posts service of its own (fresh database; the shared test broker
 /// unless `brokers` names another).
 func withPostsService(
-    brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200),
-    afterShutdown: @Sendable (Database) async throws -> Void = { _ in }, _ body: @escaping @Sendable (PostsClient) async throws -> Void
+    brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200), schedulerPoll: Duration = .seconds(1),
+    realClock: Bool = false, afterShutdown: @Sendable (Database) async throws -> Void = { _ in },
+    _ body: @escaping @Sendable (PostsClient) async throws -> Void
 ) async throws {
     try await ServiceTestHarness.run(brokers: brokers, poolSize: poolSize) { setup in
         var configuration = PostsConfiguration(environment: [:])
         configuration.service.postgres = setup.postgres
         configuration.service.kafka = setup.kafka
         configuration.viewFlushInterval = viewFlushInterval
-        return try buildApplication(configuration, logger: testLogger, options: setup.options)
+        configuration.schedulerPoll = schedulerPoll
+        // The test's clock stands still until the test moves it; `realClock` runs the service on the wall clock.
+        let options = realClock ? ServiceKit.Options(fetchJWKS: setup.fetchJWKS) : setup.options
+        return try buildApplication(configuration, logger: testLogger, options: options)
     } afterShutdown: { database in
         try await afterShutdown(database)
     } _: { harness in

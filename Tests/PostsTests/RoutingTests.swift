@@ -10,7 +10,9 @@ import TestSupport
     @Test func everyRouteIsDocumentedAndAsksForATokenWhereDocumented() async throws {
         let kit = try RouteTable.offlineKit("posts")
         let repository = PostgresPostRepository(database: kit.database)
-        let router = buildRouter(kit, repository: repository, views: ViewCounter(repository: repository, interval: .seconds(1), logger: kit.logger))
+        let router = buildRouter(
+            kit, repository: repository, views: ViewCounter(repository: repository, interval: .seconds(1), logger: kit.logger),
+            changes: ChangeFeed(database: kit.database, logger: kit.logger), feedSite: PostsConfiguration(environment: [:]).feedSite)
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])
     }

@@ -17,6 +17,12 @@ public enum EventFixtures {
         try PostlyJSON.decoder().decode(Event.self, from: data(type))
     }
 
+    /// `post.updated` of a post just scheduled: a draft with `publishAt`, as consumers built
+    /// before scheduled posts decode it.
+    public static func scheduledPostData() throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent("post.updated.scheduled.json"))
+    }
+
     /// A sample as an earlier version of its producer wrote it (`legacy/`): consumers still
     /// apply it. `post.updated` from before events carried the rendered post.
     public static func legacyData(_ type: EventType) throws -> Data {

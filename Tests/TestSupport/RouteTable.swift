@@ -59,7 +59,7 @@ public enum RouteTable {
         let paths = object?["paths"] as? [String: [String: Any]] ?? [:]
         var operations: [String: Security] = [:]
         for (path, item) in paths {
-            for (method, operation) in item where ["get", "put", "post", "delete", "patch"].contains(method) {
+            for (method, operation) in item where ["get", "head", "put", "post", "delete", "patch"].contains(method) {
                 let security = (operation as? [String: Any])?["security"] as? [[String: Any]]
                 operations["\(method.uppercased()) \(path)"] = security.map { $0.contains(where: \.isEmpty) ? .optional : .required } ?? .notNeeded
             }

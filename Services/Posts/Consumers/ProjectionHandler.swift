@@ -3,8 +3,9 @@ import PostlyModels
 import PostlyPostgres
 
 /// Keeps the posts service's projections: authors' names and pictures from user events (the
-/// shared `UsersProjection`), and the comments shown in posts from comment events. The
-/// runner has already dropped stale and repeated events.
+/// shared `UsersProjection`), and the comments shown in posts from comment events, each
+/// recorded in the change feed's log (`ChangeLog`). The runner has already dropped stale and
+/// repeated events.
 ///
 /// A comment event touches the `comments` rows only, never the post's row: a post's
 /// `commentsCount` is counted from them when the post is read. (A counter on the post's row
@@ -17,6 +18,7 @@ public struct ProjectionHandler: EventHandler {
         switch event.data {
         case .userRegistered, .userUpdated:
             try await UsersProjection.apply(event, in: connection)
+            if case .userUpdated(let user) = event.data { try await ChangeLog.author(user.userId, in: connection) }
             // A name or picture shows in every post of the author and in comments anywhere.
             connection.signal([.everything])
         case .commentCreated(let snapshot):
@@ -28,9 +30,12 @@ public struct ProjectionHandler: EventHandler {
                         \(comment.author.profilePicture), \(comment.createdAt))
                 ON CONFLICT (id) DO NOTHING
                 """)
+            try await ChangeLog.comment(comment.id, postId: comment.postId, authorId: comment.author.userId, deleted: false, in: connection)
             connection.signal([.post(id: comment.postId)])
         case .commentDeleted(let snapshot):
             try await connection.execute("DELETE FROM comments WHERE id = \(snapshot.comment.id)")
+            try await ChangeLog.comment(
+                snapshot.comment.id, postId: snapshot.comment.postId, authorId: snapshot.comment.author.userId, deleted: true, in: connection)
             connection.signal([.post(id: snapshot.comment.postId)])
         default:
             break

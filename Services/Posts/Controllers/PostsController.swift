@@ -44,8 +44,8 @@ public struct PostsController: Sendable {
         let page = try request.pageRequest()
         let status = try Self.status(in: request) ?? .published
         var filter = PostFilter(status: status, authorId: nil)
-        if status == .draft {
-            // Only the caller's own drafts, and only for a caller.
+        if status != .published {
+            // Only the caller's own drafts and scheduled posts, and only for a caller.
             filter.authorId = try context.requireIdentity().userId
         }
         return try await listed(filter, page: page, request: request)
@@ -55,9 +55,9 @@ public struct PostsController: Sendable {
         let page = try request.pageRequest()
         let userId = try context.parameters.require("userId")
         let status = try Self.status(in: request) ?? .published
-        if status == .draft {
+        if status != .published {
             guard try context.requireIdentity().userId == userId else {
-                throw APIError.forbidden("Drafts are visible to their author only")
+                throw APIError.forbidden("Drafts and scheduled posts are visible to their author only")
             }
         }
         return try await listed(PostFilter(status: status, authorId: userId), page: page, request: request)
@@ -78,7 +78,7 @@ public struct PostsController: Sendable {
 
     static func status(in request: Request) throws -> PostStatus? {
         guard let text = request.uri.queryParameters.get("status") else { return nil }
-        guard let status = PostStatus(rawValue: text) else { throw APIError.badRequest("'status' must be 'published' or 'draft'") }
+        guard let status = PostStatus(rawValue: text) else { throw APIError.badRequest("'status' must be 'published', 'draft' or 'scheduled'") }
         return status
     }
 

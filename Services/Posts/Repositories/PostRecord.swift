@@ -23,6 +23,7 @@ struct PostRecord: Sendable {
     var updatedAt: Date
     var publishedAt: Date?
     var version: Int
+    var publishAt: Date?
 
     init(_ row: Row) throws {
         id = try row.decode("id")
@@ -47,13 +48,14 @@ struct PostRecord: Sendable {
         updatedAt = try row.decode("updated_at")
         publishedAt = try row.decode("published_at")
         version = try row.decode("version")
+        publishAt = try row.decode("publish_at")
     }
 
     func isVisible(to viewer: String?) -> Bool {
         Self.isVisible(status: status, authorId: authorId, to: viewer)
     }
 
-    /// The one visibility rule: a draft exists for its author only.
+    /// The one visibility rule: a draft or scheduled post exists for its author only.
     static func isVisible(status: PostStatus, authorId: String, to viewer: String?) -> Bool {
         status == .published || authorId == viewer
     }
@@ -65,7 +67,7 @@ struct PostRecord: Sendable {
             id: id, title: title, content: content, contentHtml: contentHtml, excerpt: excerpt, slug: slug, status: status,
             coverImage: coverImage, author: author, views: views, likes: likes, comments: comments,
             commentsCount: comments.count, readTime: readTime, createdAt: createdAt, updatedAt: updatedAt,
-            publishedAt: publishedAt, version: version)
+            publishedAt: publishedAt, version: version, publishAt: publishAt)
     }
 
     /// The post as its events carry it: rendered, without comments and views (others own them).

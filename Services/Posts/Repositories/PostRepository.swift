@@ -1,12 +1,15 @@
+import Foundation
 import PostlyEvents
 import PostlyModels
 
 /// What a new post is made of, validated.
-public struct NewPost: Sendable, Hashable, Codable {
+public struct NewPost: Sendable, Hashable {
     public var title: String
     public var content: String
-    public var status: PostStatus
+    /// nil: `published`, unless `publishAt` schedules it.
+    public var status: PostStatus?
     public var coverImage: String?
+    public var publishAt: PublishAtRequest = .absent
 }
 
 /// The fields a `PUT` changes; nil leaves a field as it is (`coverImage: .some(nil)` removes it).
@@ -15,6 +18,7 @@ public struct PostChanges: Sendable, Hashable {
     public var content: String?
     public var status: PostStatus?
     public var coverImage: String??
+    public var publishAt: PublishAtRequest = .absent
 }
 
 /// Which posts a list shows.
@@ -49,6 +53,10 @@ public enum PostError: Error, Sendable, Hashable {
     case notFound
     /// Another user's published post: only its author may change it.
     case notAuthor
+    /// A per-author feed of an id no post or user event names.
+    case authorNotFound
+    /// A field's value the post cannot take (scheduling, `PublishSchedule`): why, by field.
+    case invalid(field: String, String)
 }
 
 /// The posts service's storage. Reads take the database; every write runs inside the
@@ -69,6 +77,15 @@ public protocol PostRepository: Sendable {
     func setLiked(_ liked: Bool, id: String, by caller: Caller, in transaction: WriteTransaction) async throws
     /// Adds counted views, by post id.
     func addViews(_ views: [String: Int]) async throws
+    /// Publishes up to `limit` scheduled posts due at `transaction.now`, passing over posts
+    /// another transaction holds (an edit, another instance's scheduler), and emits
+    /// `post.updated` for each; the posts it published (without their comments).
+    func publishDue(limit: Int, in transaction: WriteTransaction) async throws -> [Post]
+    /// When the next scheduled post falls due; nil when none is scheduled.
+    func nextDue() async throws -> Date?
+    /// The `FeedContent.size` latest published posts, of every author or of `authorId`
+    /// (`authorNotFound` when no post or user event names it), and when that last changed.
+    func feed(authorId: String?, epoch: Date) async throws -> FeedContent
     /// Emits `post.updated` with the current state of up to `limit` posts after id `after`, in
     /// id order; returns their ids, none when there are no more.
     func republish(after: String, limit: Int, in transaction: WriteTransaction) async throws -> [String]

@@ -7,17 +7,33 @@ enum PostTotals {
     /// Concurrent writes to one list add to different rows, so none waits for another's commit.
     static let slots = 16
 
-    /// Moves a post of `authorId` out of the lists of `before` and into those of `after` (nil:
-    /// none, for a created or deleted post). Every author's lists are `author_id` ''.
+    /// A post of `authorId` leaving the lists of `before` for those of `after` (nil: none, for a
+    /// created or deleted post).
+    struct Move: Sendable {
+        var authorId: String
+        var before: PostStatus?
+        var after: PostStatus?
+    }
+
+    /// Moves a post of `authorId` out of the lists of `before` and into those of `after`.
     static func move(authorId: String, from before: PostStatus?, to after: PostStatus?, in connection: DatabaseConnection) async throws {
-        guard before != after else { return }
-        var changes: [(authorId: String, status: String, posts: Int)] = []
-        for (status, posts) in [(before, -1), (after, 1)] {
-            guard let status else { continue }
-            changes += [("", status.rawValue, posts), (authorId, status.rawValue, posts)]
+        try await move([Move(authorId: authorId, before: before, after: after)], in: connection)
+    }
+
+    /// Makes `moves` in one statement, on one slot. Every author's lists are `author_id` ''.
+    static func move(_ moves: [Move], in connection: DatabaseConnection) async throws {
+        var deltas: [String: [String: Int]] = [:]
+        for move in moves where move.before != move.after {
+            for (status, posts) in [(move.before, -1), (move.after, 1)] {
+                guard let status else { continue }
+                for authorId in ["", move.authorId] { deltas[authorId, default: [:]][status.rawValue, default: 0] += posts }
+            }
         }
         // One order for the rows every write locks, so two writes never deadlock on them.
-        changes.sort { ($0.authorId, $0.status) < ($1.authorId, $1.status) }
+        let changes = deltas.flatMap { authorId, statuses in statuses.map { (authorId: authorId, status: $0.key, posts: $0.value) } }
+            .filter { $0.posts != 0 }
+            .sorted { ($0.authorId, $0.status) < ($1.authorId, $1.status) }
+        guard !changes.isEmpty else { return }
         try await connection.execute(
             """
             INSERT INTO post_totals (author_id, status, slot, posts)
@@ -28,7 +44,7 @@ enum PostTotals {
             """)
     }
 
-    /// The number of posts in the list `filter` describes: the sum of at most 32 rows.
+    /// The number of posts in the list `filter` describes: the sum of at most 16 rows a status.
     static func total(of filter: PostFilter, in connection: DatabaseConnection) async throws -> Int {
         let authorId = filter.authorId ?? ""
         let rows = if let status = filter.status {

@@ -26,7 +26,7 @@ public struct PostgresPostRepository: PostRepository {
     static let columns = """
         p.id, p.title, p.content, p.content_html, p.excerpt, p.slug, p.status, p.cover_image, p.author_id,
         COALESCE(u.name, p.author_name) AS author_name, u.profile_picture AS author_picture, p.read_time,
-        p.views, p.likes, p.created_at, p.updated_at, p.published_at, p.version
+        p.views, p.likes, p.created_at, p.updated_at, p.published_at, p.version, p.publish_at
         """
     static let from = "FROM posts p LEFT JOIN users u ON u.user_id = p.author_id"
 
@@ -148,6 +148,7 @@ public struct PostgresPostRepository: PostRepository {
 
     public func create(_ new: NewPost, by caller: Caller, in transaction: WriteTransaction) async throws -> Post {
         let connection = transaction.connection
+        let schedule = try PublishSchedule.resolve(current: nil, requested: new.status, publishAt: new.publishAt, now: transaction.now)
         let id = UUID().uuidString.lowercased()
         let rendering = PostRendering(markdown: new.content)
         let slug = try await claimSlug(Slug.make(from: new.title), fallback: id, for: id, in: connection)
@@ -157,18 +158,19 @@ public struct PostgresPostRepository: PostRepository {
             """
             WITH p AS (
                 INSERT INTO posts (id, title, content, content_html, rendered_by, excerpt, slug, status, cover_image, author_id,
-                                   author_name, read_time, created_at, updated_at, published_at)
+                                   author_name, read_time, created_at, updated_at, published_at, publish_at)
                 VALUES (\(id), \(new.title), \(new.content), \(rendering.html), \(Markdown.renderer), \(rendering.excerpt), \(slug),
-                        \(new.status.rawValue), \(new.coverImage), \(caller.userId), \(caller.name), \(rendering.readTime), \(now), \(now),
-                        \(new.status == .published ? now : nil))
+                        \(schedule.status.rawValue), \(new.coverImage), \(caller.userId), \(caller.name), \(rendering.readTime), \(now), \(now),
+                        \(schedule.status == .published ? now : nil), \(schedule.publishAt))
                 RETURNING *
             )
             SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
-        try await PostTotals.move(authorId: caller.userId, from: nil, to: new.status, in: connection)
+        try await PostTotals.move(authorId: caller.userId, from: nil, to: schedule.status, in: connection)
+        try await ChangeLog.post(id, authorId: caller.userId, status: schedule.status, in: connection)
         try await transaction.emit(.postCreated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
-        connection.signal(PostChange.written(id: id, authorId: caller.userId, statusBefore: nil, statusAfter: new.status))
+        connection.signal(PostChange.written(id: id, authorId: caller.userId, statusBefore: nil, statusAfter: schedule.status))
         return record.post(comments: [])
     }
 
@@ -180,11 +182,16 @@ public struct PostgresPostRepository: PostRepository {
         if let ifMatch, ifMatch != current.version {
             return .stale(try await Self.post(current, in: connection))
         }
+        let schedule = try PublishSchedule.resolve(
+            current: PublishSchedule(status: current.status, publishAt: current.publishAt), requested: changes.status,
+            publishAt: changes.publishAt, now: transaction.now)
         let title = changes.title ?? current.title
         let content = changes.content ?? current.content
-        let status = changes.status ?? current.status
+        let status = schedule.status
         let coverImage = changes.coverImage ?? current.coverImage
-        guard title != current.title || content != current.content || status != current.status || coverImage != current.coverImage else {
+        guard title != current.title || content != current.content || status != current.status || coverImage != current.coverImage
+            || schedule.publishAt != current.publishAt
+        else {
             return .updated(try await Self.post(current, in: connection))
         }
         let rendering = content == current.content
@@ -196,9 +203,9 @@ public struct PostgresPostRepository: PostRepository {
         }
         let now = Date()
         let publishedAt: Date? = switch (current.status, status) {
-        case (.draft, .published): now
-        case (_, .draft): nil
-        default: current.publishedAt
+        case (.published, .published): current.publishedAt
+        case (_, .published): now
+        case (_, .draft), (_, .scheduled): nil
         }
         guard let record = try await connection.query(
             """
@@ -206,7 +213,7 @@ public struct PostgresPostRepository: PostRepository {
                 UPDATE posts SET title = \(title), content = \(content), content_html = \(rendering.html), excerpt = \(rendering.excerpt),
                     rendered_by = CASE WHEN posts.content = \(content) THEN posts.rendered_by ELSE \(Markdown.renderer) END,
                     read_time = \(rendering.readTime), slug = \(slug), status = \(status.rawValue), cover_image = \(coverImage),
-                    published_at = \(publishedAt), updated_at = \(now), version = version + 1
+                    published_at = \(publishedAt), publish_at = \(schedule.publishAt), updated_at = \(now), version = version + 1
                 WHERE id = \(id)
                 RETURNING *
             )
@@ -214,6 +221,7 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
         try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
+        try await ChangeLog.post(id, authorId: current.authorId, status: status, in: connection)
         try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status))
         return .updated(try await Self.post(record, in: connection))
@@ -227,6 +235,7 @@ public struct PostgresPostRepository: PostRepository {
         try await connection.execute("DELETE FROM posts WHERE id = \(id)")
         try await connection.execute("DELETE FROM comments WHERE post_id = \(id)")
         try await PostTotals.move(authorId: record.authorId, from: record.status, to: nil, in: connection)
+        try await ChangeLog.post(id, authorId: record.authorId, status: nil, in: connection)
         try await transaction.emit(.postDeleted(record.snapshot(deletedAt: Date())), key: id, actorId: caller.userId)
         connection.signal(PostChange.written(id: id, authorId: record.authorId, statusBefore: record.status, statusAfter: nil))
     }
@@ -297,6 +306,72 @@ public struct PostgresPostRepository: PostRepository {
             RETURNING posts.id, posts.views
             """)
         model.viewsWritten(Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("id", as: String.self), try $0.decode("views", as: Int.self)) }))
+    }
+
+    // MARK: - Scheduled publishing
+
+    /// The claim is the change: the rows are locked, skipped when another holds them, and
+    /// published in one statement, whose transaction also carries their events (the write unit).
+    /// A publish thus happens, and is announced, once, however many instances run this.
+    public func publishDue(limit: Int, in transaction: WriteTransaction) async throws -> [Post] {
+        let connection = transaction.connection
+        let records = try await connection.query(
+            """
+            WITH due AS (
+                SELECT id FROM posts WHERE status = 'scheduled' AND publish_at <= \(transaction.now)
+                ORDER BY publish_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ), p AS (
+                UPDATE posts SET status = 'published', published_at = posts.publish_at, publish_at = NULL,
+                    updated_at = \(transaction.now), version = posts.version + 1
+                FROM due WHERE posts.id = due.id
+                RETURNING posts.*
+            )
+            SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
+            """
+        ).map(PostRecord.init)
+        guard !records.isEmpty else { return [] }
+        try await PostTotals.move(records.map { PostTotals.Move(authorId: $0.authorId, before: .scheduled, after: .published) }, in: connection)
+        try await ChangeLog.posts(records.map { ($0.id, $0.authorId, .published) }, in: connection)
+        for record in records {
+            try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
+            connection.signal(PostChange.written(id: record.id, authorId: record.authorId, statusBefore: .scheduled, statusAfter: .published))
+        }
+        return records.map { $0.post(comments: []) }
+    }
+
+    public func nextDue() async throws -> Date? {
+        try await database.query("SELECT min(publish_at) AS next FROM posts WHERE status = 'scheduled'").first?.decode("next")
+    }
+
+    // MARK: - Feeds
+
+    public func feed(authorId: String?, epoch: Date) async throws -> FeedContent {
+        let posts = try await list(PostFilter(status: .published, authorId: authorId), page: PageRequest(page: 1, limit: FeedContent.size)).posts
+        return try await database.withConnection { connection in
+            var author = posts.first?.author
+            if let authorId, author == nil {
+                let known = try await connection.query(
+                    """
+                    SELECT user_id, name, profile_picture FROM users WHERE user_id = \(authorId)
+                    UNION ALL SELECT author_id, author_name, NULL FROM posts WHERE author_id = \(authorId)
+                    LIMIT 1
+                    """
+                ).first
+                guard let known else { throw PostError.authorNotFound }
+                author = Author(userId: try known.decode("user_id"), name: try known.decode("name"), profilePicture: try known.decode("profile_picture"))
+            }
+            // Besides its posts' updates: its authors' new names, and posts that left it (the
+            // change feed's log knows both).
+            let changed = try await connection.query(
+                """
+                SELECT max(changed_at) AS changed FROM changes
+                WHERE (kind = 'author' AND id = ANY(\(Array(Set(posts.map(\.author.userId))))))
+                   OR (kind = 'post' AND ever_public AND visibility <> 'public' AND (\(authorId)::text IS NULL OR author_id = \(authorId)))
+                """
+            ).first?.decode("changed", as: Date?.self) ?? nil
+            let lastModified = (posts.map(\.updatedAt) + [changed].compactMap { $0 }).max() ?? epoch
+            return FeedContent(author: authorId == nil ? nil : author, posts: posts, lastModified: lastModified)
+        }
     }
 
     // MARK: - Operations

@@ -6,7 +6,7 @@ import PostlyModels
 /// `Post.writeFields`' keys in the same sorted order.
 struct ListedPost: Sendable {
     /// `{"_id":...` | `,"content":...` | `,"contentHtml":...` (empty when the post has none) |
-    /// `,"coverImage":...,"createdAt":...,"excerpt":...` | `,"publishedAt":...,"views":...`
+    /// `,"coverImage":...,"createdAt":...,"excerpt":...` | `,"publishAt":...,"views":...`
     private let bytes: [UInt8]
     private let contentStart: Int
     private let htmlStart: Int
@@ -35,6 +35,7 @@ struct ListedPost: Sendable {
         }
         publishedStart = bytes.count
         append { json in
+            json.field("publishAt", post.publishAt)
             json.field("publishedAt", post.publishedAt)
             json.field("readTime", post.readTime)
             json.field("slug", post.slug)

@@ -1,0 +1,120 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PostlyPostgres
+import PostlyService
+import Synchronization
+
+/// The RSS 2.0 and Atom feeds of the site and of each author: public, `HEAD` too, with
+/// `ETag` and `Last-Modified` and their 304s (RFC 9110 §13.1.2-13.1.3). A rendered feed is
+/// kept until this instance commits a change, or for 10 s (other instances' changes).
+struct FeedsController: Sendable {
+    let repository: any PostRepository
+    let site: FeedSite
+    let cache: FeedCache
+
+    func addRoutes(to router: Router<PostlyRequestContext>) {
+        for format in FeedFormat.allCases {
+            for method in [HTTPRequest.Method.get, .head] {
+                router.on("api/feeds/posts.\(format.rawValue)", method: method) { request, context in
+                    try await feed(format, authorId: nil, request: request)
+                }
+                router.on("api/users/:userId/feed.\(format.rawValue)", method: method) { request, context in
+                    try await feed(format, authorId: try context.parameters.require("userId"), request: request)
+                }
+            }
+        }
+    }
+
+    func feed(_ format: FeedFormat, authorId: String?, request: Request) async throws -> Response {
+        let key = FeedCache.Key(format: format, authorId: authorId)
+        let feed = try await cache.feed(key) {
+            let content = try await repository.feed(authorId: authorId, epoch: site.epoch)
+            let path = authorId.map { "/api/users/\($0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? $0)/feed" } ?? "/api/feeds/posts"
+            return RenderedFeed(format: format, body: FeedRendering.render(format, content, site: site, selfURL: "\(site.baseURL)\(path).\(format.rawValue)"), lastModified: content.lastModified)
+        }
+        var headers: HTTPFields = [.eTag: feed.etag, .lastModified: feed.lastModified, .cacheControl: "public, max-age=300"]
+        if feed.isFresh(for: request.headers) { return Response(status: .notModified, headers: headers) }
+        headers[.contentType] = format.contentType
+        guard request.method != .head else {
+            headers[.contentLength] = String(feed.body.count)
+            return Response(status: .ok, headers: headers)
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: feed.body)))
+    }
+}
+
+/// A feed as rendered, with its validators.
+struct RenderedFeed: Sendable {
+    let body: [UInt8]
+    /// Strong: base64url of the first 12 bytes of the body's SHA-256.
+    let etag: String
+    /// IMF-fixdate.
+    let lastModified: String
+    let lastModifiedSecond: Date
+
+    init(format: FeedFormat, body: [UInt8], lastModified: Date) {
+        self.body = body
+        let digest = Data(SHA256.hash(data: body).prefix(12)).base64EncodedString()
+        etag = "\"" + digest.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_") + "\""
+        self.lastModified = HTTPDate.format(lastModified)
+        lastModifiedSecond = Date(timeIntervalSince1970: lastModified.timeIntervalSince1970.rounded(.down))
+    }
+
+    /// Whether the client's copy is current: `If-None-Match` decides when sent (weak
+    /// comparison, `*` matches), else `If-Modified-Since` at or after `Last-Modified` (an
+    /// unparsable date is ignored).
+    func isFresh(for headers: HTTPFields) -> Bool {
+        if let ifNoneMatch = headers[.ifNoneMatch] { return PostsController.matches(ifNoneMatch, etag: etag) }
+        guard let text = headers[.ifModifiedSince], let since = HTTPDate.parse(text) else { return false }
+        return since >= lastModifiedSecond
+    }
+}
+
+/// Rendered feeds in memory: dropped when this instance commits a change that a feed may show
+/// (views aside), and after `lifetime` (another instance's change). Bounded by `limit` feeds.
+final class FeedCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var format: FeedFormat
+        var authorId: String?
+    }
+
+    private struct State {
+        var feeds: [Key: (feed: RenderedFeed, expires: ContinuousClock.Instant)] = [:]
+        /// Grows with every drop: a feed rendered across one is not kept.
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    let lifetime: Duration
+    let limit: Int
+
+    init(database: Database, lifetime: Duration = .seconds(10), limit: Int = 1_000) {
+        self.lifetime = lifetime
+        self.limit = limit
+        // For the database's lifetime, like the cache's.
+        _ = database.onCommit(signalling: ReadModel.channel) { [self] line in
+            if case .views? = PostChange(line: Substring(line)) { return }
+            state.withLock { state in
+                state.feeds = [:]
+                state.generation += 1
+            }
+        }
+    }
+
+    /// The feed of `key`, rendered by `render` when none is kept. Two first readers may both
+    /// render: the feed is the same.
+    func feed(_ key: Key, render: () async throws -> RenderedFeed) async throws -> RenderedFeed {
+        let now = ContinuousClock.now
+        let (kept, generation) = state.withLock { ($0.feeds[key], $0.generation) }
+        if let kept, kept.expires > now { return kept.feed }
+        let feed = try await render()
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            if state.feeds.count >= limit { state.feeds = [:] }
+            state.feeds[key] = (feed, now + lifetime)
+        }
+        return feed
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import Logging
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+
+/// One entry of the change feed: an entity at its latest state, or its tombstone.
+struct ChangeEntry: Encodable, Sendable {
+    enum Kind: String, Sendable { case post, comment, author }
+
+    var kind: Kind
+    var id: String
+    var changedAt: Date
+    var postId: String?
+    /// "deleted" or "unpublished" on a post's tombstone.
+    var reason: String?
+    var post: Post?
+    var comment: Comment?
+    var author: Author?
+    var deleted: Bool { post == nil && comment == nil && author == nil }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, id, changedAt, postId, deleted, reason, post, comment, author
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind.rawValue, forKey: .kind)
+        try container.encode(id, forKey: .id)
+        try container.encode(changedAt, forKey: .changedAt)
+        try container.encodeIfPresent(postId, forKey: .postId)
+        try container.encode(deleted, forKey: .deleted)
+        try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encodeIfPresent(post, forKey: .post)
+        try container.encodeIfPresent(comment, forKey: .comment)
+        try container.encodeIfPresent(author, forKey: .author)
+    }
+
+    /// About how many bytes it takes in a page.
+    var estimatedBytes: Int {
+        256 + (post.map(ReadModel.estimatedBytes(of:)) ?? 0) + (comment?.content.utf8.count ?? 0)
+    }
+}
+
+/// A page of the change feed: its entries, where the next page starts, and whether one is
+/// waiting already.
+struct ChangePage: Encodable, Sendable {
+    var changes: [ChangeEntry]
+    var next: String
+    var more: Bool
+}
+
+/// Why a cursor cannot be read from.
+enum ChangeFeedError: Error, Sendable, Hashable {
+    /// Of another epoch (the log was restored), or before the last tombstone purged: the
+    /// client may have missed a change and must resync.
+    case expired
+}
+
+/// The change feed read from the log (`ChangeLog`), for one reader.
+///
+/// Order is (`txid`, `seq`), and only entries whose transaction id is below the snapshot's
+/// `xmin` are read: every transaction below it has ended, and one that may still commit has an
+/// id at or above it, so above every cursor handed out: no change that commits late is
+/// skipped (a sequence alone can be: a later number may commit first). A long transaction
+/// delays the feed; it never breaks it.
+struct ChangeFeed: Sendable {
+    let database: Database
+    let logger: Logger
+    /// A page holds at most this many bytes of entries (and at least one entry).
+    static let pageBytes = 4 << 20
+
+    /// The entries after `cursor` (nil: from the start, for a resync) that `viewer` may see:
+    /// public entries; a draft's or scheduled post's only to its author, and to others a
+    /// tombstone if it was ever public; a deleted post's tombstone to its author and, if it
+    /// was ever public, to all; comments while their post is visible to the reader.
+    func page(after cursor: ChangeCursor?, viewer: String?, limit: Int) async throws -> ChangePage {
+        try await database.transaction(isolation: .repeatableRead) { connection in
+            let meta = try await Self.meta(in: connection)
+            let start: ChangeCursor
+            if let cursor {
+                guard cursor.epoch == meta.epoch, !cursor.precedes(meta.horizon) else { throw ChangeFeedError.expired }
+                start = cursor
+            } else {
+                start = ChangeCursor(epoch: meta.epoch, txid: 0, seq: 0)
+            }
+            let rows = try await connection.query(
+                """
+                SELECT c.kind, c.id, c.post_id, c.author_id, c.visibility, c.ever_public, c.txid::text AS txid, c.seq, c.changed_at
+                FROM changes c
+                LEFT JOIN changes p ON c.kind = 'comment' AND p.kind = 'post' AND p.id = c.post_id
+                WHERE (c.txid, c.seq) > (\(String(start.txid))::xid8, \(start.seq))
+                  AND c.txid < pg_snapshot_xmin(pg_current_snapshot())
+                  AND CASE c.kind
+                      WHEN 'post' THEN c.visibility = 'public' OR c.ever_public OR c.author_id = \(viewer)
+                      WHEN 'comment' THEN p.visibility = 'public' OR (p.visibility = 'private' AND p.author_id = \(viewer))
+                      ELSE true END
+                ORDER BY c.txid, c.seq
+                LIMIT \(limit)
+                """
+            ).map(Row.init)
+            var entries = try await Self.entries(rows, epoch: meta.epoch, viewer: viewer, in: connection)
+            var next = rows.last.map { ChangeCursor(epoch: meta.epoch, txid: $0.txid, seq: $0.seq) } ?? start
+            var more = rows.count == limit
+            // At most `pageBytes`, but at least one entry.
+            var bytes = 0
+            if let cut = entries.firstIndex(where: { bytes += $0.entry.estimatedBytes; return bytes > Self.pageBytes }), cut > 0 {
+                next = entries[cut - 1].cursor
+                entries.removeSubrange(cut...)
+                more = true
+            }
+            if !more {
+                // Past what this reader may not see, so the next call does not read it again.
+                let frontier = try await Self.frontier(epoch: meta.epoch, in: connection)
+                if next.precedes(frontier) { next = frontier }
+            }
+            return ChangePage(changes: entries.map(\.entry), next: next.token, more: more)
+        }
+    }
+
+    /// The cursor of now (`since=now`): after every change that can be read now.
+    func now() async throws -> ChangeCursor {
+        try await database.transaction(isolation: .repeatableRead) { connection in
+            try await Self.frontier(epoch: Self.meta(in: connection).epoch, in: connection)
+        }
+    }
+
+    /// Deletes tombstones changed before `cutoff`, and moves the horizon past them: a cursor
+    /// before it may have missed one (410, the client resyncs). How many went.
+    @discardableResult
+    func purgeTombstones(before cutoff: Date) async throws -> Int {
+        try await database.transaction { connection in
+            let purged = try await connection.query(
+                """
+                DELETE FROM changes WHERE visibility = 'gone' AND changed_at < \(cutoff)
+                RETURNING txid::text AS txid, seq
+                """
+            ).map { (txid: UInt64(try $0.decode("txid", as: String.self)) ?? 0, seq: try $0.decode("seq", as: Int64.self)) }
+            guard let last = purged.max(by: { ($0.txid, $0.seq) < ($1.txid, $1.seq) }) else { return 0 }
+            try await connection.execute(
+                """
+                UPDATE changes_meta SET horizon_txid = \(String(last.txid))::xid8, horizon_seq = \(last.seq)
+                WHERE (horizon_txid, horizon_seq) < (\(String(last.txid))::xid8, \(last.seq))
+                """)
+            return purged.count
+        }
+    }
+
+    /// At start: a log whose transaction ids are not all below the database's current one was
+    /// restored into another cluster (a logical restore); its cursors mean nothing there. Its
+    /// entries move to this transaction, and a new epoch makes every cursor answer 410.
+    func checkEpoch() async throws {
+        try await database.transaction { connection in
+            let restored = try await connection.query(
+                "SELECT EXISTS (SELECT 1 FROM changes WHERE txid >= pg_current_xact_id()) AS restored"
+            ).first?.decode("restored", as: Bool.self) ?? false
+            guard restored else { return }
+            try await connection.execute("UPDATE changes SET txid = pg_current_xact_id()")
+            try await connection.execute(
+                "UPDATE changes_meta SET epoch = md5(random()::text || clock_timestamp()::text), horizon_txid = '0', horizon_seq = 0")
+            logger.warning("the change feed's log comes from another database cluster (a restore): new epoch, every client resyncs")
+        }
+    }
+
+    // MARK: - Reading
+
+    /// A row of the log.
+    struct Row {
+        var kind: ChangeEntry.Kind
+        var id: String
+        var postId: String?
+        var authorId: String
+        var visibility: ChangeLog.Visibility
+        var everPublic: Bool
+        var txid: UInt64
+        var seq: Int64
+        var changedAt: Date
+
+        init(_ row: PostlyPostgres.Row) throws {
+            guard let kind = ChangeEntry.Kind(rawValue: try row.decode("kind")),
+                  let visibility = ChangeLog.Visibility(rawValue: try row.decode("visibility")),
+                  let txid = UInt64(try row.decode("txid", as: String.self))
+            else { throw DatabaseError.decoding(column: "kind", reason: "unknown change") }
+            self.kind = kind
+            self.visibility = visibility
+            self.txid = txid
+            id = try row.decode("id")
+            postId = try row.decode("post_id")
+            authorId = try row.decode("author_id")
+            everPublic = try row.decode("ever_public")
+            seq = try row.decode("seq")
+            changedAt = try row.decode("changed_at")
+        }
+    }
+
+    private static func meta(in connection: DatabaseConnection) async throws -> (epoch: String, horizon: ChangeCursor) {
+        guard let row = try await connection.query("SELECT epoch, horizon_txid::text AS txid, horizon_seq FROM changes_meta").first else {
+            throw DatabaseError.decoding(column: "epoch", reason: "no change feed epoch")
+        }
+        let epoch: String = try row.decode("epoch")
+        return (epoch, ChangeCursor(epoch: epoch, txid: UInt64(try row.decode("txid", as: String.self)) ?? 0, seq: try row.decode("horizon_seq")))
+    }
+
+    /// After the last entry anyone can read now (the start when there is none).
+    private static func frontier(epoch: String, in connection: DatabaseConnection) async throws -> ChangeCursor {
+        let last = try await connection.query(
+            """
+            SELECT txid::text AS txid, seq FROM changes WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY txid DESC, seq DESC LIMIT 1
+            """
+        ).first
+        guard let last else { return ChangeCursor(epoch: epoch, txid: 0, seq: 0) }
+        return ChangeCursor(epoch: epoch, txid: UInt64(try last.decode("txid", as: String.self)) ?? 0, seq: try last.decode("seq"))
+    }
+
+    /// The rows as entries for `viewer`, each with the cursor after it; rows whose entity is
+    /// gone meanwhile (in this snapshot) are left out.
+    private static func entries(_ rows: [Row], epoch: String, viewer: String?, in connection: DatabaseConnection) async throws -> [(entry: ChangeEntry, cursor: ChangeCursor)] {
+        let shownPostIds = rows.filter { $0.kind == .post && ($0.visibility == .public || ($0.visibility == .private && $0.authorId == viewer)) }.map(\.id)
+        let commentIds = rows.filter { $0.kind == .comment && $0.visibility != .gone }.map(\.id)
+        let authorIds = rows.filter { $0.kind == .author }.map(\.id)
+        var posts: [String: Post] = [:]
+        if !shownPostIds.isEmpty {
+            let records = try await connection.query(
+                "SELECT \(unescaped: PostgresPostRepository.columns) \(unescaped: PostgresPostRepository.from) WHERE p.id = ANY(\(shownPostIds))"
+            ).map(PostRecord.init)
+            for post in try await PostgresPostRepository.posts(records, in: connection) { posts[post.id] = post }
+        }
+        var comments: [String: Comment] = [:]
+        if !commentIds.isEmpty {
+            let rows = try await connection.query(
+                """
+                SELECT c.id, c.post_id, c.content, c.author_id, COALESCE(u.name, c.author_name) AS author_name,
+                       CASE WHEN u.user_id IS NULL THEN c.author_picture ELSE u.profile_picture END AS author_picture, c.created_at
+                FROM comments c LEFT JOIN users u ON u.user_id = c.author_id WHERE c.id = ANY(\(commentIds))
+                """)
+            for row in rows {
+                let comment = try Comment(row: row)
+                comments[comment.id] = comment
+            }
+        }
+        var authors: [String: Author] = [:]
+        if !authorIds.isEmpty {
+            for row in try await connection.query("SELECT user_id, name, profile_picture FROM users WHERE user_id = ANY(\(authorIds))") {
+                let author = Author(userId: try row.decode("user_id"), name: try row.decode("name"), profilePicture: try row.decode("profile_picture"))
+                authors[author.userId] = author
+            }
+        }
+        return rows.compactMap { row in
+            var entry = ChangeEntry(kind: row.kind, id: row.id, changedAt: row.changedAt)
+            switch (row.kind, row.visibility) {
+            case (.post, .gone):
+                entry.reason = "deleted"
+            case (.post, _):
+                if let post = posts[row.id] {
+                    entry.post = post
+                } else if row.visibility == .private {
+                    entry.reason = "unpublished"
+                } else {
+                    return nil
+                }
+            case (.comment, let visibility):
+                entry.postId = row.postId
+                if visibility != .gone {
+                    guard let comment = comments[row.id] else { return nil }
+                    entry.comment = comment
+                }
+            case (.author, _):
+                guard let author = authors[row.id] else { return nil }
+                entry.author = author
+            }
+            return (entry, ChangeCursor(epoch: epoch, txid: row.txid, seq: row.seq))
+        }
+    }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import HTTPTypes
+import PostlyEvents
+import PostlyModels
+import PostlyPostgres
+@testable import PostsService
+import Testing
+import TestSupport
+
+/// `GET /api/changes`: an offline client catches up from its cursor, missing nothing, and sees
+/// of others' posts only what it may.
+@Suite(.serialized) struct ChangeFeedTests {
+    /// A page as a client decodes it.
+    struct Page: Decodable {
+        struct Entry: Decodable {
+            var kind: String
+            var id: String
+            var deleted: Bool
+            var reason: String?
+            var postId: String?
+            var post: Post?
+            var comment: PostlyModels.Comment?
+            var author: Author?
+        }
+
+        var changes: [Entry]
+        var next: String
+        var more: Bool
+    }
+
+    static func page(_ api: PostsClient, since: String? = nil, as user: TestUser? = nil, query: String = "") async throws -> Page {
+        var uri = "/api/changes?limit=500" + query
+        if let since { uri += "&since=\(since)" }
+        let answer = try await api.request(.get, uri, as: user)
+        guard answer.status == .ok else { throw UnexpectedAnswer(answer: answer) }
+        #expect(answer.headers[.cacheControl] == "no-store")
+        return try PostlyJSON.decoder().decode(Page.self, from: answer.body)
+    }
+
+    /// The entries after `since` (nil: a resync) until there are `count`, following the
+    /// cursors: a transaction anywhere in the cluster (other tests') may hold the feed back a
+    /// moment; then one more look, so an entry too many shows.
+    static func collect(_ api: PostsClient, since: String? = nil, as user: TestUser? = nil, count: Int) async throws -> Page {
+        var collected = Page(changes: [], next: since ?? "", more: false)
+        var cursor = since
+        let deadline = ContinuousClock.now + .seconds(20)
+        while collected.changes.count < count, ContinuousClock.now < deadline {
+            let page = try await Self.page(api, since: cursor, as: user, query: "&wait=1")
+            collected.changes += page.changes
+            cursor = page.next
+        }
+        let last = try await Self.page(api, since: cursor, as: user)
+        collected.changes += last.changes
+        collected.next = last.next
+        return collected
+    }
+
+    /// A comment as the comments service's event brings it, applied as the consumer applies it.
+    static func comment(_ id: String, on postId: String, by author: TestUser, deleted: Bool = false, in database: Database) async throws {
+        let comment = PostlyModels.Comment(id: id, postId: postId, content: "Nice", author: Author(userId: author.id, name: author.name), createdAt: Date())
+        let snapshot = CommentSnapshot(comment: comment, postTitle: "", postAuthorId: "")
+        let event = Event(
+            producer: "comments", key: postId, sequence: 1, actorId: author.id, data: deleted ? .commentDeleted(snapshot) : .commentCreated(snapshot))
+        try await database.transaction { try await ProjectionHandler().apply(event, in: $0) }
+    }
+
+    /// A post as a follower of the feed knows it.
+    struct Followed: Sendable, Equatable {
+        var title: String
+        var version: Int
+        var comments: Set<String>
+    }
+
+    /// Reads the page after `since` and applies it to `state`, as a client would.
+    static func follow(_ api: PostsClient, since: String?, as reader: TestUser, into state: Locked<[String: Followed]>) async throws -> Page {
+        let page = try await Self.page(api, since: since, as: reader)
+        state.withLock { posts in
+            for entry in page.changes {
+                switch entry.kind {
+                case "post":
+                    posts[entry.id] = entry.post.map { Followed(title: $0.title, version: $0.version, comments: Set($0.comments.map(\.id))) }
+                case "comment":
+                    guard let postId = entry.postId else { break }
+                    if entry.deleted { posts[postId]?.comments.remove(entry.id) } else { posts[postId]?.comments.insert(entry.id) }
+                default: break
+                }
+            }
+        }
+        return page
+    }
+
+    @Test func othersSeeTombstonesOfDeletedAndUnpublishedPostsAndNeverADraft() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let bob = try await api.user("Bob")
+            let published = try await api.create("Public", as: ada)
+            let draft = try await api.create("Never public", status: .draft, as: ada)
+            let scheduled = try await api.create("Later", status: .scheduled, publishAt: api.clock.now().addingTimeInterval(3600), as: ada)
+            try await Self.comment("c1", on: published.id, by: bob, in: api.database)
+            try await Self.comment("c2", on: draft.id, by: ada, in: api.database)
+
+            let bobsStart = try await Self.collect(api, as: bob, count: 2)
+            #expect(bobsStart.changes.map(\.id) == [published.id, "c1"])
+            #expect(bobsStart.changes.first?.post?.contentHtml != nil && bobsStart.changes.last?.comment?.content == "Nice")
+            let adasStart = try await Self.collect(api, as: ada, count: 5)
+            #expect(adasStart.changes.map(\.id) == [published.id, draft.id, scheduled.id, "c1", "c2"])
+            #expect(adasStart.changes.map { $0.post?.status } == [.published, .draft, .scheduled, nil, nil])
+            #expect(try await Self.collect(api, count: 2).changes.map(\.id) == [published.id, "c1"])
+
+            try await api.request(.put, "/api/posts/\(published.id)", as: ada, json: #"{"status":"draft"}"#)
+            try await api.request(.delete, "/api/posts/\(draft.id)", as: ada)
+            let bobsNext = try await Self.collect(api, since: bobsStart.next, as: bob, count: 1)
+            #expect(bobsNext.changes.map(\.id) == [published.id])
+            #expect(bobsNext.changes.first?.deleted == true && bobsNext.changes.first?.reason == "unpublished")
+            let adasNext = try await Self.collect(api, since: adasStart.next, as: ada, count: 2)
+            #expect(adasNext.changes.map(\.id) == [published.id, draft.id])
+            #expect(adasNext.changes.first?.post?.status == .draft && adasNext.changes.last?.reason == "deleted")
+
+            try await api.request(.put, "/api/posts/\(published.id)", as: ada, json: #"{"status":"published"}"#)
+            try await api.request(.delete, "/api/posts/\(published.id)", as: ada)
+            let bobsLast = try await Self.collect(api, since: bobsNext.next, as: bob, count: 1)
+            #expect(bobsLast.changes.map(\.id) == [published.id] && bobsLast.changes.first?.reason == "deleted")
+            // A resync shows tombstones inside the retention, never the draft.
+            #expect(try await Self.collect(api, as: bob, count: 1).changes.map(\.id) == [published.id])
+        }
+    }
+
+    @Test func aPublishedScheduledPostAndAnAuthorsNewNameAppear() async throws {
+        try await withPostsService(schedulerPoll: .milliseconds(20)) { api in
+            let ada = try await api.user()
+            let post = try await api.create("Later", status: .scheduled, publishAt: api.clock.now().addingTimeInterval(60), as: ada)
+            let start = try await Self.page(api, since: "now")
+            #expect(start.changes.isEmpty)
+            api.clock.advance(by: 61)
+            #expect(try await Self.collect(api, since: start.next, count: 1).changes.map(\.id) == [post.id])
+            let renamed = Event(
+                producer: "auth", key: ada.id, sequence: 2, actorId: ada.id,
+                data: .userUpdated(UserSnapshot(userId: ada.id, name: "Ada King", profilePicture: nil)))
+            try await api.database.transaction { try await ProjectionHandler().apply(renamed, in: $0) }
+            let page = try await Self.collect(api, since: start.next, count: 2)
+            #expect(page.changes.map(\.kind) == ["post", "author"])
+            #expect(page.changes.last?.author?.name == "Ada King")
+        }
+    }
+
+    @Test func badCursorsAndQueriesAnswer400AndOldOnes410() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            for (query, code) in [
+                ("since=abc", "invalid_cursor"), ("since=eyJ2IjoyfQ", "invalid_cursor"), ("limit=0", "invalid_query"),
+                ("limit=501", "invalid_query"), ("limit=x", "invalid_query"), ("wait=31", "invalid_query"), ("wait=-1", "invalid_query"),
+            ] {
+                let answer = try await api.request(.get, "/api/changes?\(query)")
+                #expect(answer.status == .badRequest && answer.problem?.code == code, "\(query): \(answer.text)")
+            }
+            let before = try await Self.page(api, since: "now")
+            let post = try await api.create(as: ada)
+            try await api.request(.delete, "/api/posts/\(post.id)", as: ada)
+            let after = try await Self.collect(api, since: before.next, count: 1)
+            #expect(after.changes.map(\.reason) == ["deleted"])
+
+            // The purge runs on the write unit's clock: a month later the tombstone goes, and a
+            // cursor from before it could have missed it.
+            let feed = ChangeFeed(database: api.database, logger: testLogger)
+            #expect(try await feed.purgeTombstones(before: api.clock.now().addingTimeInterval(-30 * 86_400)) == 0)
+            api.clock.advance(by: 31 * 86_400)
+            #expect(try await feed.purgeTombstones(before: api.clock.now().addingTimeInterval(-30 * 86_400)) == 1)
+            let expired = try await api.request(.get, "/api/changes?since=\(before.next)")
+            #expect(expired.status == .gone && expired.problem?.code == "cursor_expired")
+            #expect(try await api.request(.get, "/api/changes?since=\(after.next)").status == .ok)
+
+            try await api.database.execute("UPDATE changes_meta SET epoch = 'another'")
+            #expect(try await api.request(.get, "/api/changes?since=\(after.next)").status == .gone)
+            #expect(try await Self.page(api).changes.isEmpty)
+        }
+    }
+
+    @Test func aWriteWakesAWaitingRequestWithinASecond() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let start = try await Self.page(api, since: "now")
+            let waiting = Task {
+                let started = ContinuousClock.now
+                let page = try await Self.page(api, since: start.next, query: "&wait=30")
+                return (page, started.duration(to: .now))
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            let written = ContinuousClock.now
+            let post = try await api.create(as: ada)
+            let (page, _) = try await waiting.value
+            #expect(page.changes.map(\.id) == [post.id])
+            #expect(written.duration(to: .now) < .seconds(1))
+
+            // Nothing new: the same cursor after the wait.
+            let quiet = try await Self.page(api, since: page.next, query: "&wait=1")
+            #expect(quiet.changes.isEmpty && quiet.next == page.next)
+        }
+    }
+
+    /// A transaction that began before others and commits after them holds the feed back
+    /// until it commits; then its change comes too, not skipped behind a later cursor.
+    @Test func aTransactionHeldOpenDelaysTheFeedWithoutLosingAChange() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let early = try await api.create("Early", as: ada)
+            let start = try await Self.page(api, since: "now")
+            let holding = Task {
+                try await api.database.transaction { connection in
+                    try await connection.execute("UPDATE posts SET title = 'Committed late', version = version + 1 WHERE id = \(early.id)")
+                    try await ChangeLog.post(early.id, authorId: ada.id, status: .published, in: connection)
+                    try await Task.sleep(for: .seconds(3))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let later = try await api.create("Later", as: ada)
+            let during = try await Self.page(api, since: start.next)
+            #expect(during.changes.isEmpty)
+            try await holding.value
+            let after = try await Self.collect(api, since: during.next, count: 2)
+            #expect(after.changes.map(\.id) == [early.id, later.id])
+            #expect(after.changes.first?.post?.title == "Committed late")
+        }
+    }
+
+    /// 32 writers create, edit, unpublish, delete and comment for 30 s while a reader follows
+    /// the feed from its cursors; what the reader ends with is what the posts are.
+    @Test func aReaderFollowingThirtyTwoWritersMissesNothing() async throws {
+        try await withPostsService(poolSize: 16) { api in
+            var writers: [TestUser] = []
+            for index in 0..<32 { writers.append(try await api.user("Writer \(index)")) }
+            let reader = try await api.user("Reader")
+            let deadline = ContinuousClock.now + .seconds(30)
+            let state = Locked([String: Followed]())
+            let follower = Task {
+                var cursor: String?
+                while ContinuousClock.now < deadline { cursor = try await Self.follow(api, since: cursor, as: reader, into: state).next }
+                return cursor
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in writers {
+                    group.addTask {
+                        var mine: [String] = []
+                        var step = 0
+                        while ContinuousClock.now < deadline {
+                            step += 1
+                            let choice = Int.random(in: 0..<10)
+                            if mine.isEmpty || choice < 3 {
+                                mine.append(try await api.create("Post \(step)", status: Bool.random() ? .published : .draft, as: writer).id)
+                            } else if choice < 6 {
+                                try await api.request(.put, "/api/posts/\(mine.randomElement()!)", as: writer, json: #"{"title":"Edit \#(step)"}"#)
+                            } else if choice < 7 {
+                                let status = Bool.random() ? "draft" : "published"
+                                try await api.request(.put, "/api/posts/\(mine.randomElement()!)", as: writer, json: #"{"status":"\#(status)"}"#)
+                            } else if choice < 8 {
+                                try await api.request(.delete, "/api/posts/\(mine.removeLast())", as: writer)
+                            } else {
+                                let postId = mine.randomElement()!
+                                let id = "\(writer.id)-\(step)"
+                                try await Self.comment(id, on: postId, by: writer, in: api.database)
+                                if Bool.random() { try await Self.comment(id, on: postId, by: writer, deleted: true, in: api.database) }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            var cursor = try await follower.value
+            while true {
+                let page = try await Self.follow(api, since: cursor, as: reader, into: state)
+                cursor = page.next
+                if !page.more { break }
+            }
+
+            let rows = try await api.database.query("SELECT id, title, version FROM posts WHERE status = 'published'")
+            var expected: [String: Followed] = [:]
+            for row in rows { expected[try row.decode("id")] = Followed(title: try row.decode("title"), version: try row.decode("version"), comments: []) }
+            for row in try await api.database.query("SELECT id, post_id FROM comments") {
+                let postId: String = try row.decode("post_id")
+                expected[postId]?.comments.insert(try row.decode("id"))
+            }
+            let followed = state.value
+            #expect(rows.count > 100, "the writers wrote too little to tell")
+            #expect(Set(followed.keys) == Set(expected.keys))
+            let differing = expected.filter { id, post in
+                followed[id] != post
+            }
+            #expect(differing.isEmpty, "\(differing.count) posts differ")
+        }
+    }
+}
+
