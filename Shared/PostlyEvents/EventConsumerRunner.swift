@@ -61,8 +61,24 @@ public final class EventConsumerRunner: Service {
                 // The last message of each partition: its commit covers the ones before it.
                 var last: [String: KafkaMessage] = [:]
                 for message in batch { last["\(message.topic)/\(message.partition)"] = message }
-                for message in last.values { try await consumer.commit(message) }
+                for message in last.values { await commit(message, with: consumer) }
             }
+        }
+    }
+
+    /// Commits `message`'s offset. A commit that fails (the broker has put this consumer out
+    /// of its group: a process paused or starved past its session, a rebalance) loses
+    /// nothing: the batch is durable, the consumer rejoins, and whatever the group hands it
+    /// again is dropped by the sequence check. Only the end of the consumer ends the runner.
+    private func commit(_ message: KafkaMessage, with consumer: KafkaConsumer) async {
+        do {
+            try await consumer.commit(message)
+        } catch KafkaError.closed {
+            // Shutting down: the next consumer starts at the last commit that got through.
+        } catch {
+            logger.warning(
+                "cannot commit an applied event's offset; it may come again and change nothing",
+                metadata: ["topic": "\(message.topic)", "partition": "\(message.partition)", "offset": "\(message.offset)", "error": "\(error)"])
         }
     }
 

@@ -27,7 +27,9 @@ public struct ServiceConfiguration: Sendable {
     /// `KAFKA_BROKERS`, `KAFKA_SESSION_TIMEOUT_MS` (default 6000, Apache Kafka's least by
     /// default; tansu holds a group's first join for half of it, so the local runner gives 2000),
     /// `KAFKA_FETCH_WAIT_MAX_MS` (default 500: Apache Kafka answers a waiting fetch as soon as
-    /// a record arrives; tansu holds it the whole time, so the local runner gives 100).
+    /// a record arrives; tansu holds it the whole time, so the local runner gives 100),
+    /// `KAFKA_GROUP_INSTANCE_ID` (static membership, unset by default: see
+    /// `KafkaConfiguration.groupInstanceID`; the Kubernetes manifests give each pod its name).
     public var kafka: KafkaConfiguration
 
     /// - Parameters:
@@ -54,6 +56,7 @@ public struct ServiceConfiguration: Sendable {
         kafka = KafkaConfiguration(
             brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)",
             sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 3,
-            fetchWaitMax: .milliseconds(environment.integer("KAFKA_FETCH_WAIT_MAX_MS", default: 500, in: 10...10_000)))
+            fetchWaitMax: .milliseconds(environment.integer("KAFKA_FETCH_WAIT_MAX_MS", default: 500, in: 10...10_000)),
+            groupInstanceID: environment.string("KAFKA_GROUP_INSTANCE_ID"))
     }
 }

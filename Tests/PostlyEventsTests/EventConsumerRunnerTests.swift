@@ -98,4 +98,40 @@ import TestSupport
             })
         }
     }
+
+    /// A consumer that stops polling longer than the group allows (here a slow handler with a
+    /// full buffer; in production a process paused or starved past its session) is put out of
+    /// its group, and committing the batch it was applying then fails. That batch is already
+    /// durable: the runner goes on, rejoins, and the redelivered events change nothing.
+    @Test func aConsumerPutOutOfItsGroupGoesOnAndAppliesEveryEventOnce() async throws {
+        struct SlowOnFirst: EventHandler {
+            func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+                if event.sequence == 1 { try await Task.sleep(for: .seconds(4)) }
+                try await connection.execute(
+                    "INSERT INTO applied (event_id, key, sequence) VALUES (\(event.id), \(event.key), \(event.sequence))")
+            }
+        }
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let (broker, kafka) = try await startBroker()
+            defer { broker.stop() }
+            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                // More than a batch and a full buffer: the poll thread stops while the first batch is slow.
+                for sequence: Int64 in 1...300 {
+                    let event = userEvent(key: "ada", sequence: sequence)
+                    _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: "ada", value: encoded(event)))
+                }
+                var impatient = kafka
+                impatient.extra["max.poll.interval.ms"] = String(kafka.sessionTimeout.components.seconds * 1000)
+                let runner = EventConsumerRunner(
+                    name: "impatient", topics: [.users], database: database, kafka: impatient, deadLetters: producer,
+                    handler: SlowOnFirst(), logger: testLogger)
+                try await withRunning([runner]) { () async throws in
+                    #expect(try await eventually(within: .seconds(40)) { try await appliedSequences(database, key: "ada").last == 300 })
+                }
+            }
+            #expect(try await appliedSequences(database, key: "ada") == Array(1...300))
+        }
+    }
 }

@@ -165,6 +165,22 @@ struct KafkaRoundTripTests {
         #expect(nextFailure == .unknownTopic)
     }
 
+    /// Static membership (`group.instance.id`) is accepted by librdkafka and by the broker: a
+    /// member under a stable name joins its group and reads.
+    @Test func aStaticMemberJoinsItsGroupAndReads() async throws {
+        var configuration = try testConfiguration()
+        configuration.groupInstanceID = uniqueName("instance")
+        let topic = uniqueName("static")
+        try await KafkaTopics.create([topic], configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: uniqueName("group"), topics: [topic], logger: testLogger)
+        let received = try await withRunning([producer, consumer]) {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("static")))
+            return try await receive(1, from: consumer)[0]
+        }
+        #expect(received.value == bytes("static"))
+    }
+
     @Test func invalidPropertyIsAConfigurationError() throws {
         var configuration = try testConfiguration()
         configuration.extra["no.such.property"] = "1"

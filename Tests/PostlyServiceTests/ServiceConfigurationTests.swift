@@ -28,4 +28,11 @@ import Testing
         #expect(configuration.kafka.brokers == "127.0.0.1:9092")
         #expect(configuration.postgres.poolSize == 10)
     }
+
+    @Test func staticGroupMembershipOnlyWhenAnInstanceNameIsGiven() {
+        #expect(ServiceConfiguration(name: "search", defaultPort: 8084, environment: [:]).kafka.groupInstanceID == nil)
+        #expect(ServiceConfiguration(name: "search", defaultPort: 8084, environment: ["KAFKA_GROUP_INSTANCE_ID": ""]).kafka.groupInstanceID == nil)
+        let named = ServiceConfiguration(name: "search", defaultPort: 8084, environment: ["KAFKA_GROUP_INSTANCE_ID": "search-7d9f4-x2k8p"])
+        #expect(named.kafka.groupInstanceID == "search-7d9f4-x2k8p")
+    }
 }
