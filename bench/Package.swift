@@ -15,6 +15,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
     ],
     targets: [
         .executableTarget(
@@ -41,6 +42,12 @@ let package = Package(
                 .product(name: "PostlyModels", package: postly),
                 .product(name: "PostlyPostgres", package: postly),
             ]
+        ),
+            // What a span costs when nothing traces (no tracer bootstrapped: the no-op tracer), as
+        // the services make them; `swift run -c release --package-path bench tracing-off-bench`.
+        .executableTarget(
+            name: "tracing-off-bench",
+            dependencies: [.product(name: "Tracing", package: "swift-distributed-tracing")]
         ),
     ]
 )

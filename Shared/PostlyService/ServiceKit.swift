@@ -96,8 +96,12 @@ public struct ServiceKit: Sendable {
         openAPI: OpenAPIDocument, readinessChecks: [ReadinessCheck] = [], readinessNotes: @escaping @Sendable () -> [String] = { [] }
     ) -> Router<PostlyRequestContext> {
         let router = Router(context: PostlyRequestContext.self)
-        // The request's span (its trace continued from `traceparent`), around everything else.
-        router.add(middleware: TracingMiddleware(redactingQueryParameters: ["ticket", "lastEventId"]))
+        // The request's span (its trace continued from `traceparent`), around everything else;
+        // only when traces are exported: the no-op tracer's span still costs about a microsecond
+        // (bench/Sources/tracing-off-bench), a few per cent of a read from memory.
+        if configuration.tracesEndpoint != nil {
+            router.add(middleware: TracingMiddleware(redactingQueryParameters: ["ticket", "lastEventId"]))
+        }
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
