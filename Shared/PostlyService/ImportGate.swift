@@ -19,8 +19,12 @@ public struct ImportGate: RouterMiddleware {
         tokenDigest = token.map { SHA256.hash(data: Data($0.utf8)) }
     }
 
+    /// Whether the path leads under `/internal`, read as leniently as the router reads it: empty
+    /// and `.` segments do not count (the router routes `//internal/...` there too), nor case or
+    /// percent-encoding. A path that reaches an import route can never pass by the gate.
     static func isInternal(_ path: String) -> Bool {
-        path == "/internal" || path.hasPrefix("/internal/")
+        guard let first = path.split(separator: "/").first(where: { $0 != "." }) else { return false }
+        return (first.removingPercentEncoding ?? String(first)).lowercased() == "internal"
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -44,6 +44,14 @@ import TestSupport
                 #expect(answer.status == .unauthorized)
                 #expect(answer.problem?.code == "unauthorized")
             }
+            // However the path is spelled, no post gets past the gate without the token.
+            for path in [
+                "/%69nternal/import/posts", "//internal/import/posts", "/internal//import/posts", "/internal/import/posts/", "/./internal/import/posts",
+                "/internal/./import/posts", "/INTERNAL/import/posts",
+            ] {
+                let answer = try await api.harness.importBatch(path, json: Self.posts([Self.post("65f1a2b3c4d5e6f708192a01")]), token: nil)
+                #expect(answer.status == .unauthorized || answer.status == .notFound, "\(path): \(answer.status)")
+            }
             // An access token is no import token either.
             let ada = try await api.user("Ada Lovelace")
             let answer = try await api.request(

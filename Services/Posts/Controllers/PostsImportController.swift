@@ -69,7 +69,6 @@ struct PostsImportController: Sendable {
 
     @Sendable func importPosts(_ request: Request, context: PostlyRequestContext) async throws -> ImportOutcome {
         let batch = try await request.decodeImportBatch(as: PostBatch.self, context: context) { $0.posts.count }
-        // Rendered before the transaction: Markdown of a whole batch is the slow part.
         let posts = batch.posts.map { ($0.id, $0.importable()) }
         return try await writes.write { transaction in
             var outcome = ImportOutcome()
