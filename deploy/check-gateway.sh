@@ -187,6 +187,14 @@ for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /me
   expect_problem 404 not_found "GET $path"
 done
 
+# The import routes live on the services' own ports only (POSTLY_IMPORT_TOKEN): never through here,
+# however the path is spelled.
+for path in /internal/import/users /internal/import/posts /internal/import/likes /internal/import/comments \
+  /api/posts/../../internal/import/posts /api/auth/%2e%2e/%2e%2e/internal/import/users //internal/import/comments; do
+  request POST "$path" --path-as-is -H 'Authorization: Bearer any' -H 'Content-Type: application/json' --data '{"users":[]}'
+  expect_problem 404 not_found "POST $path"
+done
+
 # CORS: preflights answered by the gateway, allowed origins echoed on every answer.
 app=https://app.example.com
 request OPTIONS /api/posts -H "Origin: $app" -H 'Access-Control-Request-Method: POST' \

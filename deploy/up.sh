@@ -16,7 +16,8 @@
 #   POSTLY_CORS_ORIGINS=http://localhost:3000 (browser origins the gateway allows; * for any)
 #   POSTLY_INSTANCES=1 (how many of each service run behind the gateway; the second at
 #   POSTLY_<NAME>_PORT_2, by default 100 above the first, and so on)
-# Any other variable set when calling it (PEXELS_API_KEY, ...) reaches the services.
+# Any other variable set when calling it (PEXELS_API_KEY, POSTLY_IMPORT_TOKEN for postly-import,
+# ...) reaches the services.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 "$here/install.sh"

@@ -31,6 +31,10 @@ public struct ServiceConfiguration: Sendable {
     /// `KAFKA_GROUP_INSTANCE_ID` (static membership, unset by default: see
     /// `KafkaConfiguration.groupInstanceID`; the Kubernetes manifests give each pod its name).
     public var kafka: KafkaConfiguration
+    /// `POSTLY_IMPORT_TOKEN`: when set, the service serves its `/internal/import/...` routes to
+    /// callers presenting it as `Authorization: Bearer <token>` (`ImportGate`); unset (the
+    /// default), those routes do not exist. A secret: never logged.
+    public var importToken: String?
 
     /// - Parameters:
     ///   - name: the service's name, such as `posts`.
@@ -58,5 +62,6 @@ public struct ServiceConfiguration: Sendable {
             sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 3,
             fetchWaitMax: .milliseconds(environment.integer("KAFKA_FETCH_WAIT_MAX_MS", default: 500, in: 10...10_000)),
             groupInstanceID: environment.string("KAFKA_GROUP_INSTANCE_ID"))
+        importToken = environment.string("POSTLY_IMPORT_TOKEN")
     }
 }

@@ -26,12 +26,14 @@ struct CommentsTestService: Sendable {
     /// Runs the application (migrations, outbox relay, consumer) for `body`. `postsURL`
     /// defaults to a port nothing listens on.
     static func run(
-        postsURL: String? = nil, kafka: KafkaConfiguration? = nil,
+        postsURL: String? = nil, kafka: KafkaConfiguration? = nil, importToken: String? = nil, importPostWait: Duration = .seconds(10),
         _ body: @Sendable @escaping (CommentsTestService, any TestClientProtocol) async throws -> Void
     ) async throws {
         let closedPort = try TestBroker.freePort()
         try await ServiceTestHarness.run { setup in
             var configuration = CommentsConfiguration(environment: ["POSTS_URL": postsURL ?? "http://127.0.0.1:\(closedPort)"])
+            configuration.service.importToken = importToken
+            configuration.importPostWait = importPostWait
             configuration.service.postgres = setup.postgres
             configuration.service.kafka = kafka ?? setup.kafka
             return try buildApplication(configuration, logger: testLogger, options: setup.options)

@@ -50,6 +50,24 @@ import TestSupport
         }
     }
 
+    /// An import brings comments made long ago: nobody is notified of them, but of the
+    /// comment that follows them, as usual.
+    @Test func importedCommentsNotifyNobody() async throws {
+        try await NotificationsTestService.run { service in
+            let ada = try await service.user("Ada Lovelace", id: Self.adaId)
+            try await service.publish(try EventFixtures.importedEvent(.userRegistered))
+            try await service.publish(try EventFixtures.importedEvent(.commentCreated))
+            try await service.publish(commentEvent(post: Self.postId, author: Self.adaId, commenter: Self.grace, sequence: 2))
+            try await service.waitUntilConsumed(.comments, key: Self.postId, sequence: 2)
+            let page = try await service.page(as: ada)
+            guard case .commentCreated(let imported) = try EventFixtures.importedEvent(.commentCreated).data else {
+                Issue.record("not a comment"); return
+            }
+            #expect(page.notifications.count == 1 && page.unreadCount == 1)
+            #expect(page.notifications.first?.commentId != imported.comment.id)
+        }
+    }
+
     @Test func likeUnlikeAndLikeAgainNotifiesOnce() async throws {
         try await NotificationsTestService.run { service in
             let author = try await service.user("Ada")

@@ -18,6 +18,21 @@ import TestSupport
         #expect(withoutNulls(original) == withoutNulls(reencoded))
     }
 
+    /// An imported event is its sample with `"imported": true`, which decodes and encodes back
+    /// unchanged; the samples, without the key, are not imported (schemaVersion 1 either way).
+    @Test(arguments: EventFixtures.importedTypes)
+    func importedSampleIsTheSampleMarkedImported(type: EventType) throws {
+        let imported = try EventFixtures.importedEvent(type)
+        var sample = try EventFixtures.event(type)
+        #expect(imported.imported && !sample.imported)
+        sample.imported = true
+        #expect(imported == sample)
+        let original = try JSONSerialization.jsonObject(with: EventFixtures.importedData(type)) as? NSDictionary
+        let reencoded = try JSONSerialization.jsonObject(with: PostlyJSON.encoder().encode(imported)) as? NSDictionary
+        #expect(withoutNulls(original) == withoutNulls(reencoded))
+        #expect(!String(decoding: try PostlyJSON.encoder().encode(sample.with(imported: false)), as: UTF8.self).contains("imported"))
+    }
+
     /// A `post.updated` written before events carried the rendered post still decodes, as the
     /// same post without its rendering.
     @Test func aPostEventWithoutTheRenderedPostStillDecodes() throws {
@@ -83,5 +98,13 @@ import TestSupport
         case let object as NSObject: return object
         default: return nil
         }
+    }
+}
+
+extension Event {
+    fileprivate func with(imported: Bool) -> Event {
+        var event = self
+        event.imported = imported
+        return event
     }
 }

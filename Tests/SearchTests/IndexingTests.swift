@@ -118,6 +118,26 @@ import TestSupport
         }
     }
 
+    /// What an import emits is applied like any event: the post is found with its comment.
+    @Test func importedEventsAreApplied() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                for type in EventFixtures.importedTypes {
+                    var event = try EventFixtures.importedEvent(type)
+                    // The sample post is a draft; an import brings published ones too.
+                    if case .postCreated(var snapshot) = event.data {
+                        snapshot.post.status = .published
+                        snapshot.post.publishedAt = snapshot.post.createdAt
+                        event.data = .postCreated(snapshot)
+                    }
+                    _ = try await producer.send(KafkaOutgoingMessage(topic: event.topic.rawValue, key: event.key, value: try PostlyJSON.encode(event)))
+                }
+                #expect(try await eventually { try await client.found("creme").first?.commentsCount == 1 })
+            }
+        }
+    }
+
     /// A `post.updated` from before events carried the rendered post: search renders it
     /// itself, so it is found and shown as the posts service would show it.
     @Test func aPostEventWithoutTheRenderedPostIsStillApplied() async throws {

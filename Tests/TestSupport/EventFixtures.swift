@@ -23,6 +23,18 @@ public enum EventFixtures {
         try Data(contentsOf: directory.appendingPathComponent("post.updated.scheduled.json"))
     }
 
+    /// The events an import emits (`user.registered`, `post.created`, `comment.created`): the
+    /// samples with `"imported": true` (`imported/`). Consumers apply them, notifications stay quiet.
+    public static let importedTypes: [EventType] = [.userRegistered, .postCreated, .commentCreated]
+
+    public static func importedData(_ type: EventType) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent("imported/\(type.rawValue).json"))
+    }
+
+    public static func importedEvent(_ type: EventType) throws -> Event {
+        try PostlyJSON.decoder().decode(Event.self, from: importedData(type))
+    }
+
     /// A sample as an earlier version of its producer wrote it (`legacy/`): consumers still
     /// apply it. `post.updated` from before events carried the rendered post.
     public static func legacyData(_ type: EventType) throws -> Data {

@@ -1,0 +1,137 @@
+import Foundation
+import PostlyModels
+import Testing
+import TestSupport
+
+@testable import CommentsService
+
+/// `POST /internal/import/comments`: only with the import token, insert-only, announced once
+/// as imported, and patient with posts whose events have not arrived yet.
+@Suite struct CommentsImportTests {
+    static func comment(_ id: String, postId: String, content: String = "Torch on low.", at createdAt: String = "2026-02-14T10:21:00.123456+00:00") -> [String: Any] {
+        [
+            "_id": id, "postId": postId, "content": content, "createdAt": createdAt,
+            "author": ["userId": "65f1a2b3c4d5e6f708192a3c", "name": "Grace Hopper", "profilePicture": NSNull()],
+        ]
+    }
+
+    static func batch(_ comments: [[String: Any]]) -> String {
+        ImportTesting.json(["comments": comments])
+    }
+
+    @Test func theRouteDoesNotExistWithoutTheImportToken() async throws {
+        try await CommentsTestService.run { service, _ in
+            let answer = try await service.harness.importBatch("/internal/import/comments", json: Self.batch([Self.comment("c1", postId: "p1")]))
+            #expect(answer.status == .notFound)
+        }
+    }
+
+    @Test func aWrongTokenIsUnauthorized() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token) { service, _ in
+            let author = try await service.user("Ada")
+            let postId = try await service.seedPost(by: author)
+            for token in ["wrong", nil] as [String?] {
+                let answer = try await service.harness.importBatch(
+                    "/internal/import/comments", json: Self.batch([Self.comment("c1", postId: postId)]), token: token)
+                #expect(answer.status == .unauthorized && answer.json["code"] as? String == "unauthorized")
+            }
+            #expect(try await service.commentCount(postId: postId) == 0)
+        }
+    }
+
+    @Test func commentsAreCreatedOnceInOrderAndAnnouncedAsImported() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token) { service, client in
+            let author = try await service.user("Ada")
+            let postId = try await service.seedPost(by: author, status: .draft, title: "Notes")
+            let batch = Self.batch([
+                Self.comment("65f1a2b3c4d5e6f708192b01", postId: postId, content: "First"),
+                Self.comment("65f1a2b3c4d5e6f708192b02", postId: postId, content: "Second", at: "2026-02-14T10:22:00+00:00"),
+            ])
+            let first = try await service.harness.importBatch("/internal/import/comments", json: batch)
+            #expect(first.status == .ok)
+            #expect(try first.importOutcome() == ImportOutcome(created: 2, existing: 0, rejected: []))
+            let comments = try await client.listComments(postId, as: author).decode([Comment].self)
+            #expect(comments.map(\.content) == ["First", "Second"])
+            #expect(Timestamp.format(comments[0].createdAt) == "2026-02-14T10:21:00.123Z")
+
+            // Changed since: a second run leaves it alone.
+            try await service.database.execute("UPDATE comments SET content = 'Changed' WHERE id = '65f1a2b3c4d5e6f708192b01'")
+            let second = try await service.harness.importBatch("/internal/import/comments", json: batch)
+            #expect(try second.importOutcome() == ImportOutcome(created: 0, existing: 2, rejected: []))
+            #expect(try await client.listComments(postId, as: author).decode([Comment].self).map(\.content) == ["Changed", "Second"])
+
+            let events = try await service.outboxEvents()
+            #expect(events.map(\.type) == [.commentCreated, .commentCreated])
+            #expect(events.allSatisfy { $0.imported && $0.key == postId })
+            #expect(events.map(\.sequence) == [1, 2])
+            guard case .commentCreated(let snapshot) = events[0].data else { Issue.record("not comment.created"); return }
+            #expect(snapshot.postAuthorId == author.id && snapshot.postTitle == "Notes")
+        }
+    }
+
+    @Test func aPostWhoseEventIsLateIsAskedForOrWaitedFor() async throws {
+        let posts = FakePostsService()
+        try await posts.run { postsURL in
+            try await CommentsTestService.run(postsURL: postsURL, importToken: ImportTesting.token, importPostWait: .seconds(5)) { service, _ in
+                let author = try await service.user("Ada")
+                // Published: the posts service answers for it at once.
+                let published = FakePostsService.post(authorId: author.id)
+                posts.add(published)
+                // A draft: the posts service shows it to nobody; its event arrives a moment later.
+                let draftId = UUID().uuidString.lowercased()
+                let deletedId = try await service.seedPost(by: author)
+                try await service.apply(postEvent(.deleted, id: deletedId, authorId: author.id, sequence: 2))
+                async let late: Void = {
+                    try await Task.sleep(for: .milliseconds(500))
+                    try await service.seedPost(by: author, id: draftId, status: .draft)
+                }()
+                let answer = try await service.harness.importBatch(
+                    "/internal/import/comments",
+                    json: Self.batch([
+                        Self.comment("c1", postId: published.id), Self.comment("c2", postId: draftId), Self.comment("c3", postId: deletedId),
+                    ]))
+                try await late
+                let outcome = try answer.importOutcome()
+                #expect(outcome.created == 2 && outcome.rejected == [.init(id: "c3", reason: "the post was deleted")])
+                #expect(posts.authorizations.withLock { $0 }.allSatisfy { $0.isEmpty })
+            }
+        }
+    }
+
+    @Test func aPostThatStaysUnknownHasItsCommentsRejected() async throws {
+        try await FakePostsService().run { postsURL in
+            try await CommentsTestService.run(postsURL: postsURL, importToken: ImportTesting.token, importPostWait: .milliseconds(300)) { service, _ in
+                let answer = try await service.harness.importBatch(
+                    "/internal/import/comments", json: Self.batch([Self.comment("c1", postId: "nowhere")]))
+                #expect(try answer.importOutcome() == ImportOutcome(created: 0, existing: 0, rejected: [.init(id: "c1", reason: "unknown post")]))
+                #expect(try await service.outboxEvents().isEmpty)
+            }
+        }
+    }
+
+    /// The posts service cannot be asked: the batch is refused whole (503), to be sent again.
+    @Test func anUnreachablePostsServiceRefusesTheBatchAndChangesNothing() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token, importPostWait: .milliseconds(300)) { service, _ in
+            let author = try await service.user("Ada")
+            let known = try await service.seedPost(by: author)
+            let answer = try await service.harness.importBatch(
+                "/internal/import/comments", json: Self.batch([Self.comment("c1", postId: known), Self.comment("c2", postId: "nowhere")]))
+            #expect(answer.status == .serviceUnavailable)
+            #expect(try await service.commentCount(postId: known) == 0)
+        }
+    }
+
+    @Test func batchesOverTheLimitsAreRefusedAndChangeNothing() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token) { service, _ in
+            let author = try await service.user("Ada")
+            let postId = try await service.seedPost(by: author)
+            let many = try await service.harness.importBatch(
+                "/internal/import/comments", json: Self.batch((0..<501).map { Self.comment("c\($0)", postId: postId) }))
+            #expect(many.status == .unprocessableContent)
+            let large = try await service.harness.importBatch(
+                "/internal/import/comments", json: Self.batch([Self.comment("c1", postId: postId, content: String(repeating: "x", count: 901 << 10))]))
+            #expect(large.status == .contentTooLarge)
+            #expect(try await service.commentCount(postId: postId) == 0)
+        }
+    }
+}
