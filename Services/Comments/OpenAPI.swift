@@ -10,7 +10,7 @@ let openAPI = OpenAPIDocument(
         "/internal/import/comments": {
           "post": {
             "summary": "Import comments of an earlier deployment (postly-import)",
-            "description": "Internal: served on this service's port only when POSTLY_IMPORT_TOKEN is set, never routed by the gateway. Insert-only by _id: a comment there already is counted as existing and left untouched. A post this service has not heard of yet is asked of the posts service, or waited for (IMPORT_POST_WAIT_MS); its comments are rejected when it stays unknown or was deleted. Each created comment emits comment.created with imported: true (notifications skip it).",
+            "description": "Internal: served on this service's port only when POSTLY_IMPORT_TOKEN is set, never routed by the gateway. Insert-only by _id: a comment there already is counted as existing and left untouched. A post this service has not heard of yet is waited for (IMPORT_POST_WAIT_MS); its comments are rejected when it stays unknown or was deleted. Each created comment emits comment.created with imported: true (notifications skip it).",
             "x-internal": true,
             "security": [{"importToken": []}],
             "requestBody": {"required": true, "content": {"application/json": {"schema": {

@@ -20,10 +20,10 @@ struct PostLookup: Sendable {
         return known
     }
 
-    /// The posts of an import batch, by id, whoever may see them: from the projection, else
-    /// (published ones) from the posts service, else from the projection once their events
-    /// arrive (the importer sends comments right after their posts), waiting at most `wait`.
-    /// Ids still unknown then are left out.
+    /// The posts of an import batch, by id, whoever may see them: from the projection, once
+    /// their events have arrived (the importer sends comments right after their posts), waiting
+    /// at most `wait`. Never from the posts service: reading a post there counts a view, and the
+    /// import keeps the views it brings. Ids still unknown then are left out.
     func importedPosts(ids: Set<String>, wait: Duration) async throws -> [String: KnownPost] {
         var known: [String: KnownPost] = [:]
         func lookInProjection() async throws {
@@ -32,9 +32,6 @@ struct PostLookup: Sendable {
             }
         }
         try await lookInProjection()
-        for id in ids where known[id] == nil {
-            if let post = try await postsService.post(id: id, authorization: nil) { known[id] = post }
-        }
         let deadline = ContinuousClock.now + wait
         while known.count < ids.count, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
