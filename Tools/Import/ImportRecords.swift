@@ -56,9 +56,15 @@ public enum ImportRecords {
         public struct Rejection: Codable, Equatable, Sendable {
             public var id: String
             public var reason: String
+
+            public init(id: String, reason: String) { (self.id, self.reason) = (id, reason) }
         }
         public var created: Int
         public var existing: Int
         public var rejected: [Rejection]
+
+        public init(created: Int, existing: Int, rejected: [Rejection]) {
+            (self.created, self.existing, self.rejected) = (created, existing, rejected)
+        }
     }
 }

@@ -15,6 +15,7 @@ public struct ImportRun: Sendable {
     public var dryRun = false
     /// More bad lines than this over the three files is bad input (exit 2).
     public var maxErrors = 100
+    public var retry = Importer.RetryPolicy()
 
     public init(usersPath: String, postsPath: String, likesPath: String, targets: Importer.Targets, statePath: String, reportPath: String) {
         (self.usersPath, self.postsPath, self.likesPath) = (usersPath, postsPath, likesPath)
@@ -47,6 +48,7 @@ public struct ImportRun: Sendable {
             if !dryRun {
                 guard !targets.token.isEmpty else { throw ImportFailure.badInput("POSTLY_IMPORT_TOKEN is not set") }
                 var importer = Importer(plan: plan, targets: targets, transport: transport, statePath: statePath)
+                importer.retry = retry
                 importer.progress = { line in FileHandle.standardError.write(Data("postly-import: \(line)\n".utf8)) }
                 report = try await importer.run()
             }
