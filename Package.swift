@@ -30,19 +30,13 @@ let services: [String] = ["Auth", "Posts", "Comments", "Search", "Images", "Noti
 let serviceDependencies: [String: [Target.Dependency]] = [
     "Auth": [
         nio, base64, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"), .product(name: "CryptoExtras", package: "swift-crypto"),
     ],
     "Posts": ["PostlyMarkdown", metrics, .product(name: "Crypto", package: "swift-crypto")],
     "Search": ["PostlyMarkdown", metrics, bitCollections],
     "Images": [.product(name: "NIOCore", package: "swift-nio")],
     "Federation": ["PostlyMarkdown", nio, metrics, .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
 ]
-
-/// What a service's tests use beyond its own dependencies (the auth tests make RSA keys for a
-/// local OpenID issuer).
-func serviceTestDependencies(_ name: String) -> [Target.Dependency] {
-    name == "Auth" ? [.product(name: "CryptoExtras", package: "swift-crypto")] : []
-}
 
 func serviceTargets(_ name: String) -> [Target] {
     let library = "\(name)Service"
@@ -51,7 +45,7 @@ func serviceTargets(_ name: String) -> [Target] {
         .executableTarget(name: "postly-\(name.lowercased())", dependencies: [.target(name: library)], path: "Services/\(name)/main"),
         .testTarget(
             name: "\(name)Tests",
-            dependencies: [.target(name: library), "TestSupport", hummingbirdTesting] + serviceDependencies[name, default: []] + serviceTestDependencies(name)),
+            dependencies: [.target(name: library), "TestSupport", hummingbirdTesting] + serviceDependencies[name, default: []]),
     ]
 }
 
@@ -98,7 +92,7 @@ let package = Package(
         shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle, tracing]),
         shared("PostlyService", [
             "PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyCurl", "PostlyEvents",
-            hummingbird, log, metrics, lifecycle, base64, tracing,
+            hummingbird, log, metrics, lifecycle, base64, tracing, .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "OTel", package: "swift-otel"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -16,8 +16,9 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
 /// The auth routes on the kit's middleware. Builds without touching the database.
 func buildRouter(_ kit: ServiceKit, _ configuration: AuthConfiguration, signer: AccessTokenSigner) -> Router<PostlyRequestContext> {
     let router = kit.makeRouter(openAPI: openAPI)
+    let accounts = PostgresAccountRepository(database: kit.database)
     AuthController(
-        accounts: PostgresAccountRepository(database: kit.database),
+        accounts: accounts,
         writes: kit.writes,
         signer: signer,
         passwords: PasswordHasher(cost: configuration.bcryptCost, concurrent: configuration.hashesAtOnce, waiting: configuration.hashesWaiting),
@@ -28,5 +29,6 @@ func buildRouter(_ kit: ServiceKit, _ configuration: AuthConfiguration, signer: 
         refreshTokenLifetime: configuration.refreshTokenLifetime,
         refreshReplayGrace: configuration.refreshReplayGrace
     ).addRoutes(to: router)
+    UsersImportController(accounts: accounts, writes: kit.writes).addRoutes(to: kit.importRoutes(on: router))
     return router
 }

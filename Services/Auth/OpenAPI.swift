@@ -11,6 +11,32 @@ let openAPI = OpenAPIDocument(
         "description": "Accounts, sign-in with email or Google, sessions that can be revoked everywhere, and the public keys that verify access tokens. Failed email logins are limited per client address and per email (429 with Retry-After), counted in the database; password hashes queue, and a full queue answers 503."
       },
       "paths": {
+        "/internal/import/users": {
+          "post": {
+            "summary": "Import users of an earlier deployment (postly-import)",
+            "description": "Internal: served on this service's port only when POSTLY_IMPORT_TOKEN is set, never routed by the gateway. Insert-only by userId: a user already there is counted as existing and left untouched; one whose email or Google account another user holds is rejected. Each created user emits user.registered with imported: true. passwordHash is kept as the earlier deployment wrote it (Werkzeug scrypt or pbkdf2); the first login with it replaces it with bcrypt.",
+            "x-internal": true,
+            "security": [{"importToken": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["users"],
+              "properties": {"users": {"type": "array", "maxItems": 500, "items": {
+                "type": "object", "required": ["userId", "name", "email", "createdAt"],
+                "properties": {"userId": {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"},
+                  "passwordHash": {"type": ["string", "null"]}, "googleSubject": {"type": ["string", "null"]},
+                  "profilePicture": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"},
+                  "lastLogin": {"type": ["string", "null"], "format": "date-time"}}}}}}}}},
+            "responses": {
+              "200": {"$ref": "#/components/responses/ImportOutcome"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/ImportRefused"},
+              "404": {"$ref": "#/components/responses/ImportRefused"},
+              "413": {"$ref": "#/components/responses/ImportRefused"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/ImportRefused"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
         "/api/auth/register": {
           "post": {
             "summary": "Create an email-password account and sign in",

@@ -16,7 +16,9 @@ func buildRouter(_ kit: ServiceKit, _ configuration: CommentsConfiguration) -> R
     let repository = PostgresCommentRepository(database: kit.database)
     let postsService = PostsServiceClient(
         baseURL: configuration.postsURL, timeout: configuration.postsTimeout, httpClient: kit.httpClient, logger: kit.logger)
-    CommentsController(repository: repository, posts: PostLookup(repository: repository, postsService: postsService), writes: kit.writes)
-        .addRoutes(to: router)
+    let posts = PostLookup(repository: repository, postsService: postsService)
+    CommentsController(repository: repository, posts: posts, writes: kit.writes).addRoutes(to: router)
+    CommentsImportController(repository: repository, posts: posts, writes: kit.writes, postWait: configuration.importPostWait)
+        .addRoutes(to: kit.importRoutes(on: router))
     return router
 }

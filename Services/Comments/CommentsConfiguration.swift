@@ -10,6 +10,9 @@ public struct CommentsConfiguration: Sendable {
     public var postsURL: String
     /// `POSTS_TIMEOUT_MS` (default 1000): how long that question may take in all.
     public var postsTimeout: Duration
+    /// `IMPORT_POST_WAIT_MS` (default 10000): how long `POST /internal/import/comments` waits for
+    /// the events of posts it does not know yet before it rejects their comments.
+    public var importPostWait: Duration
 
     public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "comments", defaultPort: 8083, environment: environment)
@@ -17,5 +20,6 @@ public struct CommentsConfiguration: Sendable {
         while postsURL.hasSuffix("/") { postsURL.removeLast() }
         self.postsURL = postsURL
         postsTimeout = environment.milliseconds("POSTS_TIMEOUT_MS", default: 1000, minimum: 50)
+        importPostWait = environment.milliseconds("IMPORT_POST_WAIT_MS", default: 10_000)
     }
 }

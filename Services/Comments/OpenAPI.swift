@@ -7,6 +7,30 @@ let openAPI = OpenAPIDocument(
       "openapi": "3.1.0",
       "info": {"title": "Postly comments service", "version": "1.0.0"},
       "paths": {
+        "/internal/import/comments": {
+          "post": {
+            "summary": "Import comments of an earlier deployment (postly-import)",
+            "description": "Internal: served on this service's port only when POSTLY_IMPORT_TOKEN is set, never routed by the gateway. Insert-only by _id: a comment there already is counted as existing and left untouched. A post this service has not heard of yet is asked of the posts service, or waited for (IMPORT_POST_WAIT_MS); its comments are rejected when it stays unknown or was deleted. Each created comment emits comment.created with imported: true (notifications skip it).",
+            "x-internal": true,
+            "security": [{"importToken": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["comments"],
+              "properties": {"comments": {"type": "array", "maxItems": 500, "items": {
+                "type": "object", "required": ["_id", "postId", "content", "author", "createdAt"],
+                "properties": {"_id": {"type": "string"}, "postId": {"type": "string"}, "content": {"type": "string"},
+                  "author": {"$ref": "#/components/schemas/Author"}, "createdAt": {"type": "string", "format": "date-time"}}}}}}}}},
+            "responses": {
+              "200": {"$ref": "#/components/responses/ImportOutcome"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/ImportRefused"},
+              "404": {"$ref": "#/components/responses/ImportRefused"},
+              "413": {"$ref": "#/components/responses/ImportRefused"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/ImportRefused"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
         "/api/posts/{postId}/comments": {
           "parameters": [{"$ref": "#/components/parameters/PostId"}],
           "get": {

@@ -27,6 +27,7 @@ func buildRouter(
 ) -> Router<PostlyRequestContext> {
     let router = kit.makeRouter(openAPI: openAPI)
     PostsController(repository: repository, views: views, writes: kit.writes).addRoutes(to: router)
+    PostsImportController(repository: repository, writes: kit.writes).addRoutes(to: kit.importRoutes(on: router))
     ChangesController(feed: changes, bell: CommitBell(database: kit.database, channel: ChangeLog.channel) { _ in true }).addRoutes(to: router)
     FeedsController(repository: repository, site: feedSite, cache: FeedCache(database: kit.database)).addRoutes(to: router)
     return router

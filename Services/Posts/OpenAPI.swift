@@ -11,6 +11,59 @@ let openAPI = OpenAPIDocument(
         "description": "Posts, drafts, scheduled posts, slugs, likes and views, the change feed, and RSS and Atom feeds. Errors are RFC 9457 problem documents (application/problem+json) with `error` repeating `detail`; validation failures add `errors`."
       },
       "paths": {
+        "/internal/import/posts": {
+          "post": {
+            "summary": "Import posts of an earlier deployment (postly-import)",
+            "description": "Internal: served on this service's port only when POSTLY_IMPORT_TOKEN is set, never routed by the gateway. Insert-only by _id: a post there already, or deleted since (its tombstone), is counted as existing and left untouched. Ids, slugs (a slug a post here holds gets -2, -3...), dates and views are kept; contentHtml, excerpt and readTime are made here. Each created post emits post.created with imported: true. aliases: the posts of user from are to's, and GET /api/users/{from}/posts lists to's.",
+            "x-internal": true,
+            "security": [{"importToken": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["posts"],
+              "properties": {
+                "posts": {"type": "array", "maxItems": 500, "items": {
+                  "type": "object", "required": ["_id", "title", "content", "status", "slug", "author", "createdAt", "updatedAt", "views"],
+                  "properties": {"_id": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},
+                    "status": {"type": "string", "enum": ["published", "draft"]}, "slug": {"type": "string"},
+                    "coverImage": {"type": ["string", "null"]}, "author": {"$ref": "#/components/schemas/Author"},
+                    "createdAt": {"type": "string", "format": "date-time"}, "updatedAt": {"type": "string", "format": "date-time"},
+                    "publishedAt": {"type": ["string", "null"], "format": "date-time"}, "views": {"type": "integer", "minimum": 0}}}},
+                "aliases": {"type": "array", "items": {"type": "object", "required": ["from", "to"],
+                  "properties": {"from": {"type": "string"}, "to": {"type": "string"}}}}}}}}},
+            "responses": {
+              "200": {"$ref": "#/components/responses/ImportOutcome"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/ImportRefused"},
+              "404": {"$ref": "#/components/responses/ImportRefused"},
+              "413": {"$ref": "#/components/responses/ImportRefused"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/ImportRefused"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
+        "/internal/import/likes": {
+          "post": {
+            "summary": "Import likes of an earlier deployment (postly-import)",
+            "description": "Internal: served on this service's port only when POSTLY_IMPORT_TOKEN is set, never routed by the gateway. One like per post and user: a like there already, or twice in the batch, is counted as existing; a like of an unknown post is rejected. The likes of the posts the batch touches are recounted from the stored likes in the same transaction. No events.",
+            "x-internal": true,
+            "security": [{"importToken": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+              "type": "object", "required": ["likes"],
+              "properties": {"likes": {"type": "array", "maxItems": 500, "items": {
+                "type": "object", "required": ["postId", "userId", "createdAt"],
+                "properties": {"postId": {"type": "string"}, "userId": {"type": "string"}, "createdAt": {"type": "string", "format": "date-time"}}}}}}}}},
+            "responses": {
+              "200": {"$ref": "#/components/responses/ImportOutcome"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "401": {"$ref": "#/components/responses/ImportRefused"},
+              "404": {"$ref": "#/components/responses/ImportRefused"},
+              "413": {"$ref": "#/components/responses/ImportRefused"},
+              "415": {"$ref": "#/components/responses/Problem"},
+              "422": {"$ref": "#/components/responses/ImportRefused"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
         "/api/posts": {
           "get": {
             "summary": "Published posts, newest first; status=draft or status=scheduled lists the caller's drafts or scheduled posts (JWT)",

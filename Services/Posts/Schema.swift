@@ -3,7 +3,7 @@ import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
 /// write unit's tables, 4 the shared users projection, 7 the lists' totals, 8 scheduled posts, 9
-/// the change feed's log.
+/// the change feed's log, 10 the authors an import merged.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -154,5 +154,12 @@ let schema = Migrations([
                 SELECT 'comment', id, post_id, author_id, 'public', true, created_at FROM comments ORDER BY created_at, id;
             INSERT INTO changes (kind, id, author_id, visibility, ever_public)
                 SELECT 'author', user_id, user_id, 'public', true FROM users ORDER BY user_id;
+            """),
+    Migration(
+        version: 10, name: "author aliases",
+        sql: """
+            -- Users an import merged into another (one email, two accounts in the earlier deployment):
+            -- their posts are the survivor's, and their old id still lists them.
+            CREATE TABLE author_aliases (from_id text PRIMARY KEY, to_id text NOT NULL);
             """),
 ])

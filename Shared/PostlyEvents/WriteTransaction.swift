@@ -13,9 +13,10 @@ public struct WriteTransaction: Sendable {
 
     /// Appends `data` to the outbox as the next event of aggregate `key`: its `sequence` is
     /// one more than the key's last, taken here and nowhere else. The key's sequence row stays
-    /// locked until the commit, so one key's events commit in sequence order.
+    /// locked until the commit, so one key's events commit in sequence order. `imported` marks
+    /// what an import brought in (`Event.imported`).
     @discardableResult
-    public func emit(_ data: EventData, key: String, actorId: String?) async throws -> Event {
+    public func emit(_ data: EventData, key: String, actorId: String?, imported: Bool = false) async throws -> Event {
         let topic = data.type.topic.rawValue
         let rows = try await connection.query(
             """
@@ -27,7 +28,8 @@ public struct WriteTransaction: Sendable {
             throw DatabaseError.decoding(column: "sequence", reason: "no row returned")
         }
         let event = Event(
-            producer: producer, key: key, sequence: sequence, actorId: actorId, traceparent: EventTraceContext.current, data: data)
+            producer: producer, key: key, sequence: sequence, actorId: actorId, traceparent: EventTraceContext.current, imported: imported,
+            data: data)
         try await Outbox.add(event, in: connection)
         return event
     }

@@ -23,11 +23,15 @@ public struct Event: Codable, Sendable, Hashable {
     /// The W3C trace context of the change (`00-<trace id>-<span id>-<flags>`) when it was
     /// traced: a consumer's work joins the trace of the request that caused it.
     public var traceparent: String?
+    /// Brought in from an earlier deployment (`postly-import`), not done by a user now: consumers
+    /// apply it like any other, but nobody is notified of it. Written only when true, so an event
+    /// without the key (every event before the import existed) is not imported.
+    public var imported: Bool
     public var data: EventData
 
     public init(
         id: UUID = UUID(), occurredAt: Date = Date(), producer: String, key: String, sequence: Int64,
-        actorId: String?, traceparent: String? = nil, data: EventData
+        actorId: String?, traceparent: String? = nil, imported: Bool = false, data: EventData
     ) {
         self.id = id
         self.type = data.type
@@ -38,13 +42,14 @@ public struct Event: Codable, Sendable, Hashable {
         self.sequence = sequence
         self.actorId = actorId
         self.traceparent = traceparent
+        self.imported = imported
         self.data = data
     }
 
     public var topic: Topic { type.topic }
 
     enum CodingKeys: String, CodingKey {
-        case id, type, schemaVersion, occurredAt, producer, key, sequence, actorId, traceparent, data
+        case id, type, schemaVersion, occurredAt, producer, key, sequence, actorId, traceparent, imported, data
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +63,7 @@ public struct Event: Codable, Sendable, Hashable {
         sequence = try container.decode(Int64.self, forKey: .sequence)
         actorId = try container.decodeIfPresent(String.self, forKey: .actorId)
         traceparent = try container.decodeIfPresent(String.self, forKey: .traceparent)
+        imported = try container.decodeIfPresent(Bool.self, forKey: .imported) ?? false
         data = try EventData(type: type, from: container.superDecoder(forKey: .data))
     }
 
@@ -72,6 +78,7 @@ public struct Event: Codable, Sendable, Hashable {
         try container.encode(sequence, forKey: .sequence)
         try container.encode(actorId, forKey: .actorId)
         try container.encodeIfPresent(traceparent, forKey: .traceparent)
+        if imported { try container.encode(true, forKey: .imported) }
         try data.encode(to: container.superEncoder(forKey: .data))
     }
 }

@@ -14,7 +14,8 @@ let sharedOpenAPIComponents = #"""
       "responses": {"200": {"description": "The document", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
   },
   "components": {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+      "importToken": {"type": "http", "scheme": "bearer", "description": "POSTLY_IMPORT_TOKEN, for the internal import routes (ImportGate)"}},
     "parameters": {
       "page": {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 1}},
       "limit": {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}},
@@ -26,7 +27,11 @@ let sharedOpenAPIComponents = #"""
       "Unavailable": {"description": "A dependency is down; try again after Retry-After seconds",
         "headers": {"Retry-After": {"schema": {"type": "integer"}}},
         "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-      "Message": {"description": "Done", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}}
+      "Message": {"description": "Done", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}},
+      "ImportOutcome": {"description": "The batch is stored: how many documents were created, how many were there already (left untouched), and the ones refused",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ImportOutcome"}}}},
+      "ImportRefused": {"description": "401 without the import token; 404 when POSTLY_IMPORT_TOKEN is not set (the route does not exist); 413 over 900 KiB; 422 over 500 documents or a malformed document. Nothing is stored",
+        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
     },
     "schemas": {
       "Problem": {"type": "object", "required": ["type", "title", "status", "detail", "error", "code", "requestId"],
@@ -34,6 +39,10 @@ let sharedOpenAPIComponents = #"""
           "error": {"type": "string", "description": "The same as detail"}, "code": {"type": "string"}, "requestId": {"type": "string"},
           "errors": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Per field, on validation failures"}}},
       "Message": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
+      "ImportOutcome": {"type": "object", "required": ["created", "existing", "rejected"],
+        "properties": {"created": {"type": "integer"}, "existing": {"type": "integer"},
+          "rejected": {"type": "array", "items": {"type": "object", "required": ["id", "reason"],
+            "properties": {"id": {"type": "string"}, "reason": {"type": "string"}}}}}},
       "Author": {"type": "object", "required": ["userId", "name", "profilePicture"],
         "properties": {"userId": {"type": "string"}, "name": {"type": "string"}, "profilePicture": {"type": ["string", "null"]}}},
       "Comment": {"type": "object", "required": ["_id", "postId", "content", "author", "createdAt", "likes"],

@@ -19,6 +19,10 @@ public struct OpenAPIDocument: Sendable {
         document["paths"] = paths
         var components = document["components"] as? [String: Any] ?? [:]
         let sharedComponents = shared["components"] as? [String: Any] ?? [:]
+        // Named by `security`, which is no `$ref`: every document has them.
+        var schemes = components["securitySchemes"] as? [String: Any] ?? [:]
+        schemes.merge(sharedComponents["securitySchemes"] as? [String: Any] ?? [:]) { own, _ in own }
+        components["securitySchemes"] = schemes
         // Add each shared component the document refers to, until nothing new is referred to.
         var added = true
         while added {

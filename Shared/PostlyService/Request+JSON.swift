@@ -7,12 +7,20 @@ extension Request {
     /// 415 unless it is JSON, 413 over 1 MiB; 400 when it is not valid JSON, has data after
     /// the value, is not UTF-8, is not an object, repeats a key or nests deeper than 64; 422
     /// naming the field when one is missing or of the wrong type. Never echoes the body.
-    public func decodeJSON<T: Decodable>(as type: T.Type, context: some RequestContext) async throws -> T {
+    /// `maxBytes` lowers the size limit for a route that takes less.
+    public func decodeJSON<T: Decodable>(
+        as type: T.Type, context: some RequestContext, maxBytes: Int = RequestLimits.maxBodyBytes
+    ) async throws -> T {
         guard let contentType = headers[.contentType], Self.isJSON(contentType) else {
             throw APIError(.unsupportedMediaType, code: "unsupported_media_type", detail: "The request body must be application/json")
         }
         var request = self
-        let body = try await request.collectBody(upTo: RequestLimits.maxBodyBytes)
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: maxBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge && maxBytes < RequestLimits.maxBodyBytes {
+            throw APIError(.contentTooLarge, code: "body_too_large", detail: "The request body is larger than \(maxBytes >> 10) KiB")
+        }
         return try Self.decodeJSONBody(as: T.self, from: Array(body.readableBytesView), decoder: PostlyRequestContext.decoder)
     }
 

@@ -29,6 +29,10 @@ public struct ServiceConfiguration: Sendable {
     /// `KAFKA_FETCH_WAIT_MAX_MS` (default 500: Apache Kafka answers a waiting fetch as soon as
     /// a record arrives; tansu holds it the whole time, so the local runner gives 100).
     public var kafka: KafkaConfiguration
+    /// `POSTLY_IMPORT_TOKEN`: when set, the service serves its `/internal/import/...` routes to
+    /// callers presenting it as `Authorization: Bearer <token>` (`ImportGate`); unset (the
+    /// default), those routes do not exist. A secret: never logged.
+    public var importToken: String?
 
     /// - Parameters:
     ///   - name: the service's name, such as `posts`.
@@ -55,5 +59,6 @@ public struct ServiceConfiguration: Sendable {
             brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientID: "postly-\(name)",
             sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 3,
             fetchWaitMax: .milliseconds(environment.integer("KAFKA_FETCH_WAIT_MAX_MS", default: 500, in: 10...10_000)))
+        importToken = environment.string("POSTLY_IMPORT_TOKEN")
     }
 }

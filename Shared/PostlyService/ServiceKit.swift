@@ -101,6 +101,7 @@ public struct ServiceKit: Sendable {
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ImportGate(token: configuration.importToken))
         router.add(middleware: AuthenticationMiddleware(verifier: verifier))
         readiness.check([.database(database), .broker(configuration.kafka), .tokenKeys(verifier)] + readinessChecks)
         OperationsRoutes(openAPIDocument: openAPI.json, readiness: readiness, readinessNotes: readinessNotes, metrics: PostlyMetrics.registry)

@@ -41,9 +41,10 @@ public enum RouteTable {
     }
 
     /// A kit whose database and broker cannot be reached: routers build on it, and a route
-    /// that reaches for them fails at once.
+    /// that reaches for them fails at once. With an import token, so the internal import routes
+    /// are routed and held to the document too.
     public static func offlineKit(_ name: String) throws -> ServiceKit {
-        var configuration = ServiceConfiguration(name: name, defaultPort: 0, environment: [:])
+        var configuration = ServiceConfiguration(name: name, defaultPort: 0, environment: ["POSTLY_IMPORT_TOKEN": "routing-test"])
         configuration.postgres.port = 1
         configuration.kafka = try testConfiguration(brokers: "127.0.0.1:1")
         var logger = Logger(label: "postly.routing-test")

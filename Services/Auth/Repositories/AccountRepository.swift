@@ -16,7 +16,8 @@ public enum AccountError: Error, Sendable, Hashable {
 /// A user with what only the auth service sees of it.
 public struct Account: Sendable, Hashable {
     public var user: User
-    /// bcrypt; nil for an account that only ever signed in with Google.
+    /// bcrypt, or an imported Werkzeug hash until its first login; nil for an account that only
+    /// ever signed in with Google.
     public var passwordHash: String?
 }
 
@@ -81,6 +82,12 @@ public protocol AccountRepository: Sendable {
     func revokeSession(id: String, userId: String, in transaction: WriteTransaction) async throws -> SessionRevocation?
     /// Whether the session exists and is not revoked.
     func isActive(sessionId: String) async throws -> Bool
+    /// Replaces the password hash of the user after a login with a legacy (Werkzeug) hash, if it
+    /// is still `current`: the next login checks the new one.
+    func replacePasswordHash(userId: String, current: String, with new: String, in transaction: WriteTransaction) async throws
+    /// Inserts the user with `user.registered` (imported) unless one with its id exists; rejected
+    /// when another user holds its email or Google account.
+    func importUser(_ user: ImportedUser, in transaction: WriteTransaction) async throws -> ImportResult
 }
 
 /// What starting a session stores.
@@ -88,4 +95,18 @@ public struct NewSession: Sendable {
     public var id: String
     public var refreshToken: RefreshTokenRecord
     public var accessExpiresAt: Date
+}
+
+/// A user brought in from an earlier deployment (`POST /internal/import/users`), as the
+/// importer normalized it. `passwordHash` is kept as that deployment stored it (Werkzeug's
+/// scrypt or pbkdf2, or bcrypt); `PasswordHasher` verifies it and the first login replaces it.
+public struct ImportedUser: Codable, Sendable, Hashable {
+    public var userId: String
+    public var name: String
+    public var email: String
+    public var passwordHash: String?
+    public var googleSubject: String?
+    public var profilePicture: String?
+    public var createdAt: Date
+    public var lastLogin: Date?
 }

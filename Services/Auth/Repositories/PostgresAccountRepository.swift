@@ -159,6 +159,36 @@ public struct PostgresAccountRepository: AccountRepository {
         return !rows.isEmpty
     }
 
+    public func replacePasswordHash(userId: String, current: String, with new: String, in transaction: WriteTransaction) async throws {
+        try await transaction.connection.execute(
+            "UPDATE users SET password_hash = \(new) WHERE id = \(userId) AND password_hash = \(current)")
+    }
+
+    public func importUser(_ user: ImportedUser, in transaction: WriteTransaction) async throws -> ImportResult {
+        let connection = transaction.connection
+        // Taken in the order sign-ins take them, so an import and a sign-in never deadlock.
+        if let subject = user.googleSubject { try await Self.lock("google:" + subject, in: connection) }
+        try await Self.lockAccount(email: user.email, in: connection)
+        let inserted = try await connection.query(
+            """
+            INSERT INTO users (id, name, email, password_hash, google_subject, profile_picture, created_at, last_login)
+            VALUES (\(user.userId), \(user.name), \(user.email), \(user.passwordHash), \(user.googleSubject), \(user.profilePicture),
+                    \(user.createdAt), \(user.lastLogin))
+            ON CONFLICT DO NOTHING RETURNING id
+            """)
+        guard inserted.isEmpty else {
+            try await transaction.emit(
+                .userRegistered(UserSnapshot(userId: user.userId, name: user.name, profilePicture: user.profilePicture)),
+                key: user.userId, actorId: user.userId, imported: true)
+            return .created
+        }
+        if try await !connection.query("SELECT 1 AS taken FROM users WHERE id = \(user.userId)").isEmpty { return .existing }
+        if try await !connection.query("SELECT 1 AS taken FROM users WHERE email = \(user.email)").isEmpty {
+            return .rejected(reason: "another user holds this email")
+        }
+        return .rejected(reason: "another user holds this Google account")
+    }
+
     // MARK: - In a transaction
 
     static func user(id: String, in connection: DatabaseConnection) async throws -> User {

@@ -29,4 +29,7 @@ protocol CommentRepository: Sendable {
     /// comment or the post; `commentNotFound` for a comment not on that post,
     /// `notAllowedToDelete` for anyone else.
     func delete(commentId: String, on post: KnownPost, by userId: String, in transaction: WriteTransaction) async throws
+    /// Stores an earlier deployment's comment with an imported `comment.created`, unless one with
+    /// its id exists; rejected when the post was deleted.
+    func importComment(_ comment: Comment, on post: KnownPost, in transaction: WriteTransaction) async throws -> ImportResult
 }

@@ -68,6 +68,26 @@ struct PostgresCommentRepository: CommentRepository {
             key: post.id, actorId: userId)
     }
 
+    func importComment(_ comment: Comment, on post: KnownPost, in transaction: WriteTransaction) async throws -> ImportResult {
+        let connection = transaction.connection
+        try await transaction.lockSequence(of: post.id, on: .comments)
+        let deleted = try await connection.query("SELECT deleted FROM posts WHERE id = \(post.id)").first?
+            .decode("deleted", as: Bool.self)
+        if deleted == true { return .rejected(reason: "the post was deleted") }
+        let inserted = try await connection.query(
+            """
+            INSERT INTO comments (id, post_id, content, author_id, author_name, author_picture, created_at)
+            VALUES (\(comment.id), \(comment.postId), \(comment.content), \(comment.author.userId),
+                    \(comment.author.name), \(comment.author.profilePicture), \(comment.createdAt))
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """)
+        guard !inserted.isEmpty else { return .existing }
+        try await transaction.emit(
+            .commentCreated(CommentSnapshot(comment: comment, postTitle: post.title, postAuthorId: post.authorId)),
+            key: post.id, actorId: comment.author.userId, imported: true)
+        return .created
+    }
+
     // MARK: - Rows
 
     static func knownPost(_ row: Row) throws -> KnownPost {

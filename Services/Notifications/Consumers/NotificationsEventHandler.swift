@@ -4,7 +4,8 @@ import PostlyModels
 import PostlyPostgres
 
 /// Turns post and comment events into notifications of the post's author, and keeps
-/// actors' names and pictures current from user events. The runner applies each event
+/// actors' names and pictures current from user events; imported events (`Event.imported`)
+/// notify nobody. The runner applies each event
 /// once, in order per key; what is left here is what the topics do not order among
 /// themselves (a like or comment arriving after its post's deletion).
 struct NotificationsEventHandler: EventHandler {
@@ -16,6 +17,10 @@ struct NotificationsEventHandler: EventHandler {
                     recipientId: like.postAuthorId, type: .postLiked, actor: like.liker, postId: like.postId,
                     postTitle: like.postTitle, commentId: nil, createdAt: event.occurredAt),
                 in: connection)
+        case .commentCreated where event.imported:
+            // A comment an import brought in happened long ago: a storm of notifications of it
+            // would tell nobody anything new.
+            break
         case .commentCreated(let snapshot):
             try await Self.notify(
                 NewNotification(

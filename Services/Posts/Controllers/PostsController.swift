@@ -60,7 +60,13 @@ public struct PostsController: Sendable {
                 throw APIError.forbidden("Drafts and scheduled posts are visible to their author only")
             }
         }
-        return try await listed(PostFilter(status: status, authorId: userId), page: page, request: request)
+        let answer = try await listed(PostFilter(status: status, authorId: userId), page: page, request: request)
+        // An id an import merged into another user's lists that user's posts; asked only when
+        // the id has no posts of its own, so the lists of every other author cost nothing more.
+        guard answer.pagination.total == 0, status == .published, let survivor = try await repository.aliasTarget(of: userId) else {
+            return answer
+        }
+        return try await listed(PostFilter(status: status, authorId: survivor), page: page, request: request)
     }
 
     @Sendable func myPosts(_ request: Request, context: AuthenticatedRequestContext) async throws -> PostPage {

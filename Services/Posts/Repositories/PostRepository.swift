@@ -89,6 +89,46 @@ public protocol PostRepository: Sendable {
     /// Emits `post.updated` with the current state of up to `limit` posts after id `after`, in
     /// id order; returns their ids, none when there are no more.
     func republish(after: String, limit: Int, in transaction: WriteTransaction) async throws -> [String]
+
+    /// Inserts a post of an earlier deployment with an imported `post.created`, unless a post
+    /// with its id exists or existed (a tombstone in the change feed's log).
+    func importPost(_ post: ImportedPost, in transaction: WriteTransaction) async throws -> ImportResult
+    /// Records that the posts of user `from` are now `to`'s (users merged by an import).
+    func importAliases(_ aliases: [AuthorAlias], in transaction: WriteTransaction) async throws
+    /// Inserts likes of known posts (a like there already, or twice in the batch, is `existing`;
+    /// one of an unknown post is rejected) and recounts the touched posts' likes. No events.
+    func importLikes(_ likes: [ImportedLike], in transaction: WriteTransaction) async throws -> ImportOutcome
+    /// The user whose posts an imported user's id now names; nil when it names nobody else.
+    func aliasTarget(of userId: String) async throws -> String?
+}
+
+/// A post of an earlier deployment, as the importer normalized it: its id, slug, dates and
+/// views are kept; its HTML, excerpt and reading time are made here, as for any post.
+public struct ImportedPost: Sendable, Hashable {
+    public var id: String
+    public var title: String
+    public var content: String
+    public var status: PostStatus
+    public var slug: String
+    public var coverImage: String?
+    public var author: Author
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// nil for a draft; `createdAt` when a published post has none.
+    public var publishedAt: Date?
+    public var views: Int
+}
+
+/// The posts of user `from` are `to`'s: `GET /api/users/{from}/posts` lists `to`'s.
+public struct AuthorAlias: Codable, Sendable, Hashable {
+    public var from: String
+    public var to: String
+}
+
+public struct ImportedLike: Codable, Sendable, Hashable {
+    public var postId: String
+    public var userId: String
+    public var createdAt: Date
 }
 
 extension PostRepository {

@@ -252,7 +252,7 @@ public struct PostgresPostRepository: PostRepository {
 
     /// Claims `base`, then `base-2`, `base-3`, ... in the slugs table until one is free or
     /// already this post's own. The primary key decides: two posts never get one slug.
-    private func claimSlug(_ base: String, fallback: String, for postId: String, in connection: DatabaseConnection) async throws -> String {
+    func claimSlug(_ base: String, fallback: String, for postId: String, in connection: DatabaseConnection) async throws -> String {
         let base = base.isEmpty ? Slug.make(from: fallback).isEmpty ? "post" : Slug.make(from: fallback) : base
         var attempt = 1
         while true {

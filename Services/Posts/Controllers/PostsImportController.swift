@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import PostlyEvents
+import PostlyModels
+import PostlyService
+
+/// `POST /internal/import/posts` and `POST /internal/import/likes` (`postly-import`; only with
+/// `POSTLY_IMPORT_TOKEN`, behind `ImportGate`): an earlier deployment's posts and likes,
+/// insert-only, each batch in one transaction of the write unit.
+struct PostsImportController: Sendable {
+    let repository: any PostRepository
+    let writes: WriteUnit
+
+    struct PostBatch: Decodable {
+        var posts: [SentPost]
+        var aliases: [AuthorAlias]?
+    }
+
+    /// A post as the importer sends it; `importable()` checks what this service needs of it.
+    struct SentPost: Decodable {
+        var id: String
+        var title: String
+        var content: String
+        var status: String
+        var slug: String
+        var coverImage: String?
+        var author: Author
+        var createdAt: Date
+        var updatedAt: Date
+        var publishedAt: Date?
+        var views: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id = "_id", title, content, status, slug, coverImage, author, createdAt, updatedAt, publishedAt, views
+        }
+
+        /// The post to store, or why it cannot be stored. Titles and contents over the API's
+        /// limits are kept (the importer reports them); the cover image must be one a post here may have.
+        func importable() -> Result<ImportedPost, ImportRefusal> {
+            guard !id.isEmpty else { return .failure(ImportRefusal("_id is empty")) }
+            guard let status = PostStatus(rawValue: status), status != .scheduled else {
+                return .failure(ImportRefusal("status must be 'published' or 'draft'"))
+            }
+            guard !author.userId.isEmpty else { return .failure(ImportRefusal("author.userId is empty")) }
+            guard views >= 0 else { return .failure(ImportRefusal("views must not be negative")) }
+            var errors: [String: String] = [:]
+            let cover = PostValidation.coverImage(coverImage, errors: &errors)
+            if let problem = errors["coverImage"] { return .failure(ImportRefusal("coverImage \(problem)")) }
+            return .success(
+                ImportedPost(
+                    id: id, title: title, content: content, status: status, slug: slug, coverImage: cover, author: author,
+                    createdAt: createdAt, updatedAt: updatedAt, publishedAt: publishedAt, views: views))
+        }
+    }
+
+    struct ImportRefusal: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    struct LikeBatch: Decodable {
+        var likes: [ImportedLike]
+    }
+
+    func addRoutes(to imports: RouterGroup<PostlyRequestContext>?) {
+        imports?.post("posts", use: importPosts)
+        imports?.post("likes", use: importLikes)
+    }
+
+    @Sendable func importPosts(_ request: Request, context: PostlyRequestContext) async throws -> ImportOutcome {
+        let batch = try await request.decodeImportBatch(as: PostBatch.self, context: context) { $0.posts.count }
+        // Rendered before the transaction: Markdown of a whole batch is the slow part.
+        let posts = batch.posts.map { ($0.id, $0.importable()) }
+        return try await writes.write { transaction in
+            var outcome = ImportOutcome()
+            for (id, post) in posts {
+                switch post {
+                case .success(let post): outcome.count(try await repository.importPost(post, in: transaction), id: id)
+                case .failure(let refusal): outcome.reject(id, refusal.reason)
+                }
+            }
+            try await repository.importAliases(batch.aliases ?? [], in: transaction)
+            return outcome
+        }
+    }
+
+    @Sendable func importLikes(_ request: Request, context: PostlyRequestContext) async throws -> ImportOutcome {
+        let batch = try await request.decodeImportBatch(as: LikeBatch.self, context: context) { $0.likes.count }
+        return try await writes.write { try await repository.importLikes(batch.likes, in: $0) }
+    }
+}

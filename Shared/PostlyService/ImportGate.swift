@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+import Hummingbird
+import PostlyModels
+
+/// Guards the internal import routes (`/internal/...`, used by `postly-import` on the service's
+/// own port; the gateway never routes them). Without `POSTLY_IMPORT_TOKEN` they answer 404 as if
+/// they did not exist (they are not routed either); with it, a request must present
+/// `Authorization: Bearer <token>` (compared in constant time) or it answers 401. Runs before
+/// the authentication middleware, which leaves these paths alone: the import token is no access token.
+public struct ImportGate: RouterMiddleware {
+    public typealias Context = PostlyRequestContext
+
+    /// The token's SHA-256: two digests compare in constant time (swift-crypto's `Digest ==`),
+    /// whatever the lengths.
+    let tokenDigest: SHA256Digest?
+
+    public init(token: String?) {
+        tokenDigest = token.map { SHA256.hash(data: Data($0.utf8)) }
+    }
+
+    static func isInternal(_ path: String) -> Bool {
+        path == "/internal" || path.hasPrefix("/internal/")
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard Self.isInternal(request.uri.path) else { return try await next(request, context) }
+        guard let tokenDigest else { throw APIError.notFound("Not found") }
+        let scheme = "bearer "
+        guard let authorization = request.headers[.authorization], authorization.count > scheme.count,
+            authorization.prefix(scheme.count).lowercased() == scheme,
+            SHA256.hash(data: Data(authorization.dropFirst(scheme.count).utf8)) == tokenDigest
+        else {
+            throw APIError.unauthorized("The import token is missing or wrong")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// The bounds of one batch of an import route: under the 1 MiB body limit with room to spare.
+public enum ImportLimits {
+    public static let maxDocuments = 500
+    public static let maxBodyBytes = 900 << 10
+}
+
+extension ServiceKit {
+    /// The group of the service's import routes (`/internal/import/...`); nil, so the routes do
+    /// not exist, when no import token is configured.
+    public func importRoutes(on router: Router<PostlyRequestContext>) -> RouterGroup<PostlyRequestContext>? {
+        configuration.importToken == nil ? nil : router.group("internal/import")
+    }
+}
+
+extension Request {
+    /// A batch of an import route: `decodeJSON` within `ImportLimits` (413 over 900 KiB, 422
+    /// over 500 documents, as `count` counts them); nothing is written before this returns.
+    public func decodeImportBatch<T: Decodable>(as type: T.Type, context: some RequestContext, count: (T) -> Int) async throws -> T {
+        let batch = try await decodeJSON(as: T.self, context: context, maxBytes: ImportLimits.maxBodyBytes)
+        guard count(batch) <= ImportLimits.maxDocuments else {
+            throw APIError(
+                .unprocessableContent, code: "too_many_documents", detail: "A batch holds at most \(ImportLimits.maxDocuments) documents")
+        }
+        return batch
+    }
+}
+
+extension ImportOutcome: ResponseEncodable {}
