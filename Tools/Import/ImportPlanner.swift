@@ -19,6 +19,7 @@ public struct ImportPlanner {
         planner.readUsers(users)
         let flaskLikes = planner.readPosts(posts)
         planner.readLikes(likes, flaskLikes: flaskLikes)
+        planner.rejectOverBatchLimit()
         return planner.plan
     }
 
@@ -252,6 +253,21 @@ public struct ImportPlanner {
             let flask = flaskLikes[id] ?? .int(0)
             if flask != .int(recounted) { fix(.posts, id, "likes", "likes_recounted_from_post_likes", flask, .int(recounted)) }
         }
+    }
+
+    /// A document under 1 MiB in the file can still be too large for a batch on its own (the
+    /// services take 900 KiB a request): rejected here rather than refused with the whole batch.
+    private mutating func rejectOverBatchLimit() {
+        let limit = ImportBatch.maximumBytes - 1024
+        func fits<Record>(_ item: ImportPlan.Planned<Record>, _ collection: ImportReport.Collection, _ id: String) -> Bool {
+            guard let size = try? PostlyJSON.encode(item.record).count, size > limit else { return true }
+            reject(collection, item.line, id, "document larger than the 900 KiB a batch may hold once normalized")
+            return false
+        }
+        plan.posts = plan.posts.filter { fits($0, .posts, $0.record._id) }
+        let posts = Set(plan.posts.map(\.record._id))
+        plan.comments = plan.comments.filter { posts.contains($0.record.postId) && fits($0, .comments, $0.record._id) }
+        plan.likes = plan.likes.filter { posts.contains($0.record.postId) }
     }
 
     // MARK: shared rules

@@ -8,7 +8,8 @@ Extended JSON v2) with real Werkzeug password hashes. Run it with .deps/import-t
                                   relaxed/, canonical/ and array/ (--jsonArray) beside this file,
                                   and expected.json: what the import must make of it
     make_dump.py --bench DIR      the reference seed's size (50 users, 2,000 posts of about 600
-                                  words, 2,100 comments, 5,800 likes), relaxed, into DIR
+                                  words, 2,100 comments, 5,800 likes), relaxed, into DIR;
+                                  --users/--posts/--comments/--likes make it smaller
 
 The fixture is committed: the Swift tests and the system test read it without pymongo.
 Its hashes use random salts, so every run writes other bytes with the same meaning."""
@@ -168,25 +169,25 @@ def write(collections, folder, options, array=False):
                 f.writelines(json_util.dumps(d, json_options=options) + "\n" for d in documents)
 
 
-def bench(folder, seed=42):
+def bench(folder, user_count=50, post_count=2000, comment_total=2100, like_total=5800, seed=42):
     """The reference seed's size: texts of about 600 words, comments and likes skewed to a few posts."""
     rng = random.Random(seed)
     words = [f"w{n}" for n in range(6000)] + "people time year work world life system program question".split()
     users, posts, likes = [], [], []
     hashed = generate_password_hash("bench-password")
-    for n in range(50):
+    for n in range(user_count):
         user_id = oid(n, n)
         users.append({"_id": user_id, "userId": str(user_id), "name": f"Bench user {n}", "email": f"bench{n}@example.com",
                       "password": hashed, "profilePicture": None, "lastLogin": iso(at(1, 0, 0, 0, n))})
     comment_count = 0
-    for n in range(2000):
-        author = users[rng.randrange(50)]
+    for n in range(post_count):
+        author = users[rng.randrange(user_count)]
         created = at(1, 0, 0, 0) + datetime.timedelta(minutes=n, microseconds=rng.randrange(1_000_000))
         length = max(100, min(2000, int(rng.lognormvariate(6.4, 0.35))))
         text = " ".join(rng.choice(words) for _ in range(length))
         comments = []
-        while comment_count < 2100 and len(comments) < (3 if n % 2 == 0 else 0) + (1 if n < 100 else 0):
-            who = users[rng.randrange(50)]
+        while comment_count < comment_total and len(comments) < (3 if n % 2 == 0 else 0) + (1 if n < 100 else 0):
+            who = users[rng.randrange(user_count)]
             comments.append({"_id": str(ObjectId()), "content": f"Comment {comment_count}", "author": {
                 "userId": who["userId"], "name": who["name"], "profilePicture": None},
                 "createdAt": iso(created + datetime.timedelta(seconds=len(comments) + 1)), "likes": 0})
@@ -197,8 +198,9 @@ def bench(folder, seed=42):
                       "status": "draft" if n % 20 == 0 else "published", "readTime": 3, "views": rng.randrange(500),
                       "likes": 0, "comments": comments, "coverImage": None})
     pairs = set()
-    while len(pairs) < 5800:
-        pairs.add((rng.randrange(2000) if rng.random() < 0.5 else rng.randrange(100), rng.randrange(50)))
+    like_total = min(like_total, post_count * user_count // 2)
+    while len(pairs) < like_total:
+        pairs.add((rng.randrange(post_count) if rng.random() < 0.5 else rng.randrange(min(100, post_count)), rng.randrange(user_count)))
     for k, (p, u) in enumerate(sorted(pairs)):
         likes.append({"_id": oid(200_000 + k, k), "postId": str(posts[p]["_id"]), "userId": users[u]["userId"], "createdAt": iso(at(2, 0, 0, 0))})
         posts[p]["likes"] += 1
@@ -209,9 +211,13 @@ def bench(folder, seed=42):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bench", metavar="DIR")
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--posts", type=int, default=2000)
+    parser.add_argument("--comments", type=int, default=2100)
+    parser.add_argument("--likes", type=int, default=5800)
     args = parser.parse_args()
     if args.bench:
-        bench(args.bench)
+        bench(args.bench, args.users, args.posts, args.comments, args.likes)
         return
     collections, expected = fixture()
     write(collections, os.path.join(HERE, "relaxed"), RELAXED)

@@ -4,6 +4,7 @@ import PostlyImport
 
 /// `postly-import`: moves a Flask/MongoDB Postly's users, posts, comments and likes into
 /// the suite through each service's import route. The token comes from the environment.
+@main
 struct PostlyImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "postly-import",
@@ -33,5 +34,3 @@ struct PostlyImportCommand: AsyncParsableCommand {
         if code != 0 { throw ExitCode(code) }
     }
 }
-
-await PostlyImportCommand.main()
