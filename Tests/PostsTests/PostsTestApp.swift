@@ -64,11 +64,12 @@ struct UnexpectedAnswer: Error, CustomStringConvertible {
 /// unless `brokers` names another).
 func withPostsService(
     brokers: String? = nil, poolSize: Int = 8, viewFlushInterval: Duration = .milliseconds(200), schedulerPoll: Duration = .seconds(1),
-    realClock: Bool = false, afterShutdown: @Sendable (Database) async throws -> Void = { _ in },
+    realClock: Bool = false, importToken: String? = nil, afterShutdown: @Sendable (Database) async throws -> Void = { _ in },
     _ body: @escaping @Sendable (PostsClient) async throws -> Void
 ) async throws {
     try await ServiceTestHarness.run(brokers: brokers, poolSize: poolSize) { setup in
         var configuration = PostsConfiguration(environment: [:])
+        configuration.service.importToken = importToken
         configuration.service.postgres = setup.postgres
         configuration.service.kafka = setup.kafka
         configuration.viewFlushInterval = viewFlushInterval

@@ -69,8 +69,18 @@ struct AuthController {
         }
         guard matches, let account else { throw APIError.unauthorized(Self.invalidCredentials) }
         try await rateLimiter.forgive(charge)
+        // An imported (Werkzeug) hash is replaced by one of ours in the login's own write.
+        var rehash: (current: String, new: String)?
+        if let current = account.passwordHash, PasswordHasher.needsRehash(current) {
+            rehash = (current, try await passwords.hash(password))
+        }
         return try await startSession { new in
-            try await writes.write { try await accounts.startSession(userId: account.user.userId, session: new, in: $0) }
+            try await writes.write { transaction in
+                if let rehash {
+                    try await accounts.replacePasswordHash(userId: account.user.userId, current: rehash.current, with: rehash.new, in: transaction)
+                }
+                return try await accounts.startSession(userId: account.user.userId, session: new, in: transaction)
+            }
         }
     }
 

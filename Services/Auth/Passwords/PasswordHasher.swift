@@ -14,6 +14,11 @@ import NIOPosix
 /// and base64-encoded (44 bytes, no NUL) and the result stored as `$bcrypt-sha256$` followed
 /// by the bcrypt hash of that: every byte of a long password counts. Hashes stored before
 /// (`$2b$`, `$2a$`, of the password itself) keep verifying.
+///
+/// Hashes imported from the earlier Flask backend (`WerkzeugHash`: scrypt, pbkdf2) verify too,
+/// at most `legacyConcurrent` at once (scrypt takes 32 MiB each); `needsRehash` tells the
+/// login to replace them. Anything else (`plain`, md5, sha1, unparsable) never verifies, after
+/// the time of a bcrypt check.
 public struct PasswordHasher: Sendable {
     /// The costs bcrypt accepts.
     public static let costRange = 4...31
@@ -23,15 +28,23 @@ public struct PasswordHasher: Sendable {
     public let cost: Int
     private let dummyHash: String
     private let queue: HashingQueue
+    private let legacyQueue: HashingQueue
 
     /// - Parameters:
     ///   - concurrent: hashes running at once.
     ///   - waiting: hashes waiting for a turn; more answer 503.
-    public init(cost: Int, concurrent: Int = 2, waiting: Int = 64) {
+    ///   - legacyConcurrent: imported (Werkzeug) hashes checked at once.
+    public init(cost: Int, concurrent: Int = 2, waiting: Int = 64, legacyConcurrent: Int = 2) {
         self.cost = cost
         // Any password: it only has to cost the same as a real check.
         self.dummyHash = Self.preHashedPrefix + Bcrypt.hash(UUID().uuidString, cost: UInt8(cost))
         self.queue = HashingQueue(concurrent: concurrent, waiting: waiting)
+        self.legacyQueue = HashingQueue(concurrent: legacyConcurrent, waiting: waiting)
+    }
+
+    /// Whether `hash` is an imported one (not bcrypt): a login that verified it stores a new one.
+    public static func needsRehash(_ hash: String) -> Bool {
+        !isBcrypt(hash)
     }
 
     public func hash(_ password: String) async throws -> String {
@@ -42,6 +55,14 @@ public struct PasswordHasher: Sendable {
     /// Whether `password` matches `hash`; with no hash (unknown email, Google-only account)
     /// it spends the same time and answers false.
     public func verify(_ password: String, against hash: String?) async throws -> Bool {
+        if let hash, !Self.isBcrypt(hash) {
+            guard let werkzeug = WerkzeugHash(hash) else {
+                // Unverifiable: answered as a wrong password, in the time of one.
+                _ = try await verify(password, against: nil)
+                return false
+            }
+            return try await legacyQueue.run { try await NIOThreadPool.singleton.runIfActive { werkzeug.verify(password) } }
+        }
         var target = hash ?? dummyHash
         var input = password
         if target.hasPrefix(Self.preHashedPrefix) {
@@ -51,6 +72,10 @@ public struct PasswordHasher: Sendable {
         let (bcryptHash, bcryptInput) = (target, input)
         let matches = try await queue.run { try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(bcryptInput, hash: bcryptHash) } }
         return hash != nil && matches
+    }
+
+    static func isBcrypt(_ hash: String) -> Bool {
+        hash.hasPrefix(preHashedPrefix) || hash.hasPrefix("$2a$") || hash.hasPrefix("$2b$") || hash.hasPrefix("$2y$")
     }
 
     /// What bcrypt hashes for a new password: SHA-256, base64.

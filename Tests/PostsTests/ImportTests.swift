@@ -1,0 +1,174 @@
+import Foundation
+import PostlyModels
+import PostsService
+import Testing
+import TestSupport
+
+/// `POST /internal/import/posts` and `/internal/import/likes`: only with the import token,
+/// insert-only, kept as the earlier deployment had them, announced once as imported.
+@Suite struct ImportTests {
+    static let authorId = "65f1a2b3c4d5e6f708192a3b"
+
+    /// A post as `postly-import` sends it.
+    static func post(
+        _ id: String, title: String = "Crème brûlée", slug: String = "creme-brulee", status: String = "published",
+        content: String = String(repeating: "word ", count: 500), views: Int = 42, authorId: String = authorId
+    ) -> [String: Any] {
+        [
+            "_id": id, "title": title, "content": content, "status": status, "slug": slug, "coverImage": NSNull(),
+            "author": ["userId": authorId, "name": "Ada Lovelace", "profilePicture": NSNull()],
+            "createdAt": "2026-02-14T10:20:30.123Z", "updatedAt": "2026-02-15T08:00:00.000Z",
+            "publishedAt": status == "published" ? "2026-02-14T10:20:30.123Z" : NSNull(), "views": views,
+        ]
+    }
+
+    static func posts(_ posts: [[String: Any]], aliases: [[String: String]] = []) -> String {
+        ImportTesting.json(["posts": posts, "aliases": aliases])
+    }
+
+    @Test func theRoutesDoNotExistWithoutTheImportToken() async throws {
+        try await withPostsService { api in
+            for path in ["/internal/import/posts", "/internal/import/likes"] {
+                let answer = try await api.harness.importBatch(path, json: Self.posts([Self.post("65f1a2b3c4d5e6f708192a01")]))
+                #expect(answer.status == .notFound, "\(path)")
+            }
+            #expect(try await api.database.query("SELECT id FROM posts").isEmpty)
+        }
+    }
+
+    @Test func aWrongOrMissingTokenIsUnauthorizedAndChangesNothing() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            for token in ["wrong", ImportTesting.token + "x", nil] as [String?] {
+                let answer = try await api.harness.importBatch(
+                    "/internal/import/posts", json: Self.posts([Self.post("65f1a2b3c4d5e6f708192a01")]), token: token)
+                #expect(answer.status == .unauthorized)
+                #expect(answer.problem?.code == "unauthorized")
+            }
+            // An access token is no import token either.
+            let ada = try await api.user("Ada Lovelace")
+            let answer = try await api.request(
+                .post, "/internal/import/posts", as: ada, json: Self.posts([Self.post("65f1a2b3c4d5e6f708192a01")]))
+            #expect(answer.status == .unauthorized)
+            #expect(try await api.database.query("SELECT id FROM posts").isEmpty)
+        }
+    }
+
+    @Test func postsAreKeptAsTheyWereAndASecondRunChangesNothingEvenAfterAnEdit() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let (published, draft) = ("65f1a2b3c4d5e6f708192a01", "65f1a2b3c4d5e6f708192a02")
+            let mergedId = "65f1a2b3c4d5e6f708192aff"
+            let batch = Self.posts(
+                [Self.post(published), Self.post(draft, title: "Notes", slug: "notes", status: "draft", content: "Just *this*.", views: 0)],
+                aliases: [["from": mergedId, "to": Self.authorId]])
+            let first = try await api.harness.importBatch("/internal/import/posts", json: batch)
+            #expect(first.status == .ok)
+            #expect(try first.importOutcome() == ImportOutcome(created: 2, existing: 0, rejected: []))
+
+            let post = try await api.request(.get, "/api/posts/\(published)").post()
+            #expect(post.slug == "creme-brulee" && post.views == 42 + 1 && post.readTime == 2)
+            #expect(Timestamp.format(post.createdAt) == "2026-02-14T10:20:30.123Z")
+            #expect(Timestamp.format(post.updatedAt) == "2026-02-15T08:00:00.000Z")
+            #expect(post.publishedAt == post.createdAt && post.contentHtml?.hasPrefix("<p>word word") == true)
+            #expect(try await api.request(.get, "/api/posts/slug/creme-brulee").post().id == published)
+            // The draft is its author's only; the lists and their totals count the published one.
+            #expect(try await api.request(.get, "/api/posts/\(draft)").status == .notFound)
+            let ada = try await api.user("Ada Lovelace", id: Self.authorId)
+            let ownDraft = try await api.request(.get, "/api/posts/\(draft)", as: ada).post()
+            #expect(ownDraft.status == .draft && ownDraft.publishedAt == nil && ownDraft.contentHtml == "<p>Just <em>this</em>.</p>\n")
+            let feed = try await api.request(.get, "/api/posts").page()
+            #expect(feed.posts.map(\.id) == [published] && feed.pagination.total == 1)
+            // The merged user's old id lists the survivor's posts.
+            let merged = try await api.request(.get, "/api/users/\(mergedId)/posts").page()
+            #expect(merged.posts.map(\.id) == [published] && merged.pagination.total == 1)
+            let changes = try await api.database.query("SELECT id FROM changes WHERE kind = 'post' ORDER BY id").map { try $0.decode("id", as: String.self) }
+            #expect(changes == [published, draft])
+
+            // Edited since: a second run leaves the edit alone and announces nothing.
+            let edited = try await api.request(.put, "/api/posts/\(published)", as: ada, json: #"{"title":"Crème brûlée, revised"}"#)
+            #expect(edited.status == .ok)
+            let second = try await api.harness.importBatch("/internal/import/posts", json: batch)
+            #expect(try second.importOutcome() == ImportOutcome(created: 0, existing: 2, rejected: []))
+            let after = try await api.request(.get, "/api/posts/\(published)").post()
+            #expect(after.title == "Crème brûlée, revised" && after.version == 2)
+            #expect(try await api.request(.get, "/api/posts").page().pagination.total == 1)
+
+            let events = try await ImportTesting.outboxEvents(in: api.database)
+            let created = events.filter { $0.type == .postCreated }
+            #expect(created.map(\.key).sorted() == [published, draft])
+            #expect(created.allSatisfy { $0.imported })
+            #expect(events.filter { $0.type == .postUpdated }.allSatisfy { !$0.imported })
+        }
+    }
+
+    @Test func aPostDeletedSinceItsImportStaysDeleted() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let id = "65f1a2b3c4d5e6f708192a01"
+            let batch = Self.posts([Self.post(id)])
+            #expect(try await api.harness.importBatch("/internal/import/posts", json: batch).importOutcome().created == 1)
+            let ada = try await api.user("Ada Lovelace", id: Self.authorId)
+            #expect(try await api.request(.delete, "/api/posts/\(id)", as: ada).status == .ok)
+            #expect(try await api.harness.importBatch("/internal/import/posts", json: batch).importOutcome().existing == 1)
+            #expect(try await api.request(.get, "/api/posts/\(id)").status == .notFound)
+        }
+    }
+
+    @Test func aSlugAPostHereHoldsGetsASuffixAndBadPostsAreRejected() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let bob = try await api.user("Bob")
+            let local = try await api.create("Crème brûlée", as: bob)
+            #expect(local.slug == "creme-brulee")
+            let answer = try await api.harness.importBatch(
+                "/internal/import/posts",
+                json: Self.posts([
+                    Self.post("65f1a2b3c4d5e6f708192a01"), Self.post("65f1a2b3c4d5e6f708192a02", slug: "x", status: "archived"),
+                    Self.post("65f1a2b3c4d5e6f708192a03", slug: "y").merging(["coverImage": "javascript:alert(1)"]) { $1 },
+                ]))
+            let outcome = try answer.importOutcome()
+            #expect(outcome.created == 1 && outcome.rejected.map(\.id) == ["65f1a2b3c4d5e6f708192a02", "65f1a2b3c4d5e6f708192a03"])
+            #expect(try await api.request(.get, "/api/posts/65f1a2b3c4d5e6f708192a01").post().slug == "creme-brulee-2")
+        }
+    }
+
+    @Test func batchesOverTheLimitsAreRefusedAndChangeNothing() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let tooMany = Self.posts((0..<501).map { Self.post(String(format: "65f1a2b3c4d5e6f70819%04x", $0), slug: "p\($0)", content: "w") })
+            let many = try await api.harness.importBatch("/internal/import/posts", json: tooMany)
+            #expect(many.status == .unprocessableContent && many.problem?.code == "too_many_documents")
+            let large = Self.posts([Self.post("65f1a2b3c4d5e6f708192a01", content: String(repeating: "x", count: 901 << 10))])
+            let tooLarge = try await api.harness.importBatch("/internal/import/posts", json: large)
+            #expect(tooLarge.status == .contentTooLarge)
+            let likes = ImportTesting.json(["likes": (0..<501).map { ["postId": "p", "userId": "u\($0)", "createdAt": "2026-02-14T10:20:30Z"] }])
+            #expect(try await api.harness.importBatch("/internal/import/likes", json: likes).status == .unprocessableContent)
+            #expect(try await api.database.query("SELECT id FROM posts").isEmpty)
+            #expect(try await ImportTesting.outboxEvents(in: api.database).isEmpty)
+        }
+    }
+
+    @Test func likesAreRecountedWithoutDuplicatesOrOrphansAndEmitNothing() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let (first, second) = ("65f1a2b3c4d5e6f708192a01", "65f1a2b3c4d5e6f708192a02")
+            _ = try await api.harness.importBatch(
+                "/internal/import/posts", json: Self.posts([Self.post(first), Self.post(second, slug: "other")]))
+            // Liked here before the likes arrive: counted once with them.
+            let carol = try await api.user("Carol", id: "carol")
+            #expect(try await api.request(.post, "/api/posts/\(second)/like", as: carol).status == .ok)
+            func like(_ postId: String, _ userId: String) -> [String: String] {
+                ["postId": postId, "userId": userId, "createdAt": "2026-02-14T11:00:00.5+00:00"]
+            }
+            let batch = ImportTesting.json([
+                "likes": [like(first, "ann"), like(first, "ann"), like(first, "bob"), like(second, "carol"), like("65f1a2b3c4d5e6f7081900ff", "dan")]
+            ])
+            let eventsBefore = try await ImportTesting.outboxEvents(in: api.database).count
+            let outcome = try await api.harness.importBatch("/internal/import/likes", json: batch).importOutcome()
+            #expect(outcome.created == 2 && outcome.existing == 2 && outcome.rejected.map(\.reason) == ["unknown post"])
+            #expect(try await api.request(.get, "/api/posts/\(first)").post().likes == 2)
+            #expect(try await api.request(.get, "/api/posts/\(second)").post().likes == 1)
+            let again = try await api.harness.importBatch("/internal/import/likes", json: batch).importOutcome()
+            #expect(again.created == 0 && again.existing == 4)
+            #expect(try await api.request(.get, "/api/posts/\(first)").post().likes == 2)
+            let rows = try await api.database.query("SELECT post_id FROM likes").count
+            #expect(rows == 3)
+            #expect(try await ImportTesting.outboxEvents(in: api.database).count == eventsBefore)
+        }
+    }
+}
