@@ -108,7 +108,9 @@ def journey(client, suite, check):
                 check(f"{login['email']} keeps the Flask userId", answer.body["user"]["userId"] == login["userId"], answer)
         hashes = dict(sql(suite, "postly_auth", "SELECT id, password_hash FROM users WHERE id IN (%s)"
                           % ",".join(f"'{login['userId']}'" for login in expected["logins"])))
-        check("every verified Flask hash is now bcrypt ($2b$)", all(hashes.get(l["userId"], "").startswith("$2b$") for l in expected["logins"]), hashes)
+        # The auth service's bcrypt is `$2b$`, pre-hashed with SHA-256 as `$bcrypt-sha256$$2b$...` (PasswordHasher).
+        check("every verified Flask hash is now bcrypt", all(hashes.get(l["userId"], "").removeprefix("$bcrypt-sha256$").startswith("$2b$")
+                                                             for l in expected["logins"]), hashes)
         for refused in expected["refused"]:
             answer = client.call("POST", "/api/auth/login/email", body={"email": refused["email"], "password": refused["password"]})
             check(f"{refused['email']} with a {refused['why']} password gets 401", answer.status == 401, answer)
