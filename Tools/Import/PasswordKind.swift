@@ -7,7 +7,7 @@ public enum PasswordKind: Equatable, Sendable {
     static let maximumScryptN = 1 << 20, maximumScryptR = 16, maximumScryptP = 4
 
     public init(hash: String) {
-        if hash.hasPrefix("$2a$") || hash.hasPrefix("$2b$") || hash.hasPrefix("$2y$") {
+        if ["$2a$", "$2b$", "$2y$", "$bcrypt-sha256$"].contains(where: hash.hasPrefix) {
             self = .bcrypt
             return
         }
