@@ -23,6 +23,26 @@ struct PostlyImportCommand: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "read and normalize, write the report, send nothing") var dryRun = false
     @Option(name: .customLong("max-errors"), help: "bad lines tolerated before the input counts as bad") var maxErrors = 100
 
+    /// As ArgumentParser's, but a usage error exits 2 (bad input), the specification's code,
+    /// rather than 64; `--help` still exits 0.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if let importCommand = command as? PostlyImportCommand {
+                try await importCommand.run()
+            } else {
+                try command.run()  // --help
+            }
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch {
+            let usage = exitCode(for: error) != .success
+            let message = fullMessage(for: error) + "\n"
+            (usage ? FileHandle.standardError : FileHandle.standardOutput).write(Data(message.utf8))
+            Foundation.exit(usage ? 2 : 0)
+        }
+    }
+
     func run() async throws {
         let token = ProcessInfo.processInfo.environment["POSTLY_IMPORT_TOKEN"] ?? ""
         var run = ImportRun(
