@@ -74,6 +74,7 @@ let package = Package(
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // OTLP over HTTP only: its gRPC exporter would bring gRPC into every service.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
@@ -109,6 +110,19 @@ let package = Package(
         .testTarget(name: "PostlyMarkdownTests", dependencies: ["PostlyMarkdown"]),
         .testTarget(name: "PostlyEventsTests", dependencies: ["PostlyEvents", "TestSupport"]),
         .testTarget(name: "PostlyServiceTests", dependencies: ["PostlyService", "TestSupport", hummingbirdTesting, base64]),
+
+        // Tools: run once beside the suite, not served. `postly-import` moves a Flask/MongoDB
+        // deployment in (its library is `PostlyImport`, so the tests reach its parsing). No
+        // product is declared for it: deploy/ starts every declared `postly-*` product as a service.
+        .target(
+            name: "PostlyImport",
+            dependencies: ["PostlyModels", "PostlyCurl", log, .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tools/Import", exclude: ["main"]),
+        .executableTarget(
+            name: "postly-import",
+            dependencies: ["PostlyImport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/Import/main"),
+        .testTarget(name: "PostlyImportTests", dependencies: ["PostlyImport"]),
     ] + services.flatMap(serviceTargets)
 )
 

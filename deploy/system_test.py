@@ -29,6 +29,7 @@ import urllib.parse
 import uuid
 
 import federation_test
+import import_test
 from postly_suite import ROOT, lib
 from postly_suite.checks import Checks
 from postly_suite.client import Client, ready_status
@@ -402,11 +403,13 @@ def main():
     os.environ.update(federation_test.ENVIRONMENT)
     with FakeCollector() as collector, running_suite("system", check, instances=INSTANCES, settings={
         "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_BSP_SCHEDULE_DELAY": "200",
+        "POSTLY_IMPORT_TOKEN": import_test.IMPORT_TOKEN,
     }) as suite:
-        secrets.append(suite.pexels.key)
+        secrets.extend([suite.pexels.key, import_test.IMPORT_TOKEN])
         try:
             logged_out = walk(Client(suite.port("gateway")), suite.pexels)
             federation_test.journey(Client(suite.port("gateway")), suite.port("gateway"), check, os.path.join(suite.run_dir, "logs"))
+            import_test.journey(Client(suite.port("gateway")), suite, check)
             one_trace_across_services(Client(suite.port("gateway")), suite, collector)
             conformance(Client(suite.port("gateway")), suite)
             revocations_survive_restarts(Client(suite.port("gateway")), suite, logged_out)

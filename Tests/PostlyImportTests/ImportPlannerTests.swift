@@ -1,0 +1,147 @@
+import Foundation
+import PostlyImport
+import Testing
+
+@Suite struct ImportPlannerTests {
+    @Test(arguments: ["relaxed", "canonical", "array"])
+    func everyExportFormGivesTheSamePlan(form: String) throws {
+        let relaxed = try FlaskDump.plan("relaxed"), other = try FlaskDump.plan(form)
+        #expect(other.users.map(\.record) == relaxed.users.map(\.record))
+        #expect(other.posts.map(\.record) == relaxed.posts.map(\.record))
+        #expect(other.comments.map(\.record) == relaxed.comments.map(\.record))
+        #expect(other.likes.map(\.record) == relaxed.likes.map(\.record))
+        #expect(other.aliases == relaxed.aliases)
+        #expect(other.report.fixes == relaxed.report.fixes)
+        #expect(other.report.counts == relaxed.report.counts)
+        #expect(other.badLines.isEmpty && other.report.rejected.isEmpty)
+    }
+
+    @Test func emailsAreTrimmedLowerCasedAndOneEmailIsOneUser() throws {
+        let plan = try FlaskDump.plan("relaxed"), expected = try FlaskDump.expected()
+        let users = Dictionary(uniqueKeysWithValues: plan.users.map { ($0.record.email, $0.record) })
+        #expect(plan.users.count == expected.users)
+        for login in expected.logins { #expect(users[login.email]?.userId == login.userId) }
+        #expect(Set(plan.aliases.map { [$0.from, $0.to] }) == Set(expected.aliases.map { [$0.from, $0.to] }))
+        #expect(plan.report.counts.users.merged == 2)
+        // The Google document merged into the password one; a Google-only user is its own subject.
+        #expect(users["alice@example.com"]?.googleSubject == "109876543210987654321")
+        #expect(users["gina@gmail.com"]?.googleSubject == "108234567890123456789")
+        #expect(users["gina@gmail.com"]?.passwordHash == nil)
+        // Among two password documents the latest login wins.
+        #expect(users["erin@example.com"]?.name == "Erin")
+        #expect(plan.report.fixes.contains { $0.rule == "email_trimmed_lowercased" && $0.from == .string("  Alice@Example.COM ") })
+    }
+
+    @Test func namesPicturesAndDatesAreNormalized() throws {
+        let plan = try FlaskDump.plan("relaxed")
+        let users = Dictionary(uniqueKeysWithValues: plan.users.map { ($0.record.email, $0.record) })
+        #expect(users["bob@example.com"]?.name == "bob")
+        #expect(users["gina@gmail.com"]?.profilePicture == nil)
+        #expect(users["carol@example.com"]!.name.count > 100)
+        // No createdAt in the source: the ObjectId's seconds. Microseconds truncated, never rounded.
+        #expect(users["alice@example.com"]?.createdAt == "2026-01-01T00:00:10.000Z")
+        #expect(users["alice@example.com"]?.lastLogin == "2026-02-14T10:20:30.123Z")
+        #expect(users["carol@example.com"]?.lastLogin == "2026-02-15T09:00:00.999Z")
+        #expect(users["bob@example.com"]?.lastLogin == "2026-02-14T11:00:00.000Z")
+        let rules = Set(plan.report.fixes.filter { $0.collection == .users }.map(\.rule))
+        #expect(rules.isSuperset(of: [
+            "email_trimmed_lowercased", "empty_name_from_email", "name_over_limit_kept", "empty_to_null", "created_at_from_object_id",
+            "date_to_utc_milliseconds", "same_email_merged",
+        ]))
+    }
+
+    @Test func passwordHashesAreCountedByWhatVerifiesThem() throws {
+        let passwords = try FlaskDump.plan("relaxed").report.passwords
+        let counted: [Int] = [passwords.scrypt, passwords.pbkdf2, passwords.bcrypt, passwords.unverifiable]
+        #expect(counted == [2, 2, 0, 1])
+        #expect(PasswordKind(hash: "scrypt:1048576:8:1$salt$00ff") == .scrypt)
+        #expect(PasswordKind(hash: "scrypt:2097152:8:1$salt$00ff") == .unverifiable)
+        #expect(PasswordKind(hash: "scrypt:32768:17:1$salt$00ff") == .unverifiable)
+        #expect(PasswordKind(hash: "scrypt:32768:8:5$salt$00ff") == .unverifiable)
+        #expect(PasswordKind(hash: "pbkdf2:sha512:1000000$salt$00ff") == .pbkdf2)
+        #expect(PasswordKind(hash: "pbkdf2:md5:1000$salt$00ff") == .unverifiable)
+        #expect(PasswordKind(hash: "sha1$salt$00ff") == .unverifiable)
+        #expect(PasswordKind(hash: "plain$$x") == .unverifiable)
+        #expect(PasswordKind(hash: "$2b$12$abcdefghijklmnopqrstuu") == .bcrypt)
+    }
+
+    @Test func postsKeepIdsViewsAndFlaskSlugsAndGetTheSpecificationsFixes() throws {
+        let plan = try FlaskDump.plan("relaxed"), expected = try FlaskDump.expected()
+        let posts = Dictionary(uniqueKeysWithValues: plan.posts.map { ($0.record._id, $0.record) })
+        #expect(plan.posts.count == expected.posts.count)
+        for want in expected.posts {
+            let post = try #require(posts[want._id])
+            #expect(post.slug == want.slug, "\(want._id)")
+            #expect(post.status == want.status, "\(want._id)")
+            #expect(post.views == want.views, "\(want._id)")
+            #expect(post.createdAt == want.createdAt, "\(want._id)")
+            #expect(post.author.userId == want.authorId, "\(want._id)")
+            #expect(post.coverImage == want.coverImage, "\(want._id)")
+            #expect(post.publishedAt == (want.status == "published" ? want.createdAt : nil), "\(want._id)")
+        }
+        let rules = Set(plan.report.fixes.filter { $0.collection == .posts }.map(\.rule))
+        #expect(rules.isSuperset(of: [
+            "unknown_status_to_draft", "published_at_from_created_at", "empty_slug_from_id", "duplicate_slug_suffixed",
+            "cover_image_not_absolute_http_url", "views_not_a_count_to_zero", "likes_recounted_from_post_likes", "author_merged",
+            "date_to_utc_milliseconds",
+        ]))
+    }
+
+    @Test func commentsKeepTheirOrderAndOrphanAuthorsKeepTheirEmbeddedName() throws {
+        let plan = try FlaskDump.plan("relaxed"), expected = try FlaskDump.expected()
+        #expect(plan.comments.count == expected.comments)
+        for post in expected.posts {
+            #expect(plan.comments.filter { $0.record.postId == post._id }.map(\.record._id) == post.comments)
+        }
+        #expect(plan.report.counts.comments.orphan == expected.orphanComments)
+        let orphan = try #require(plan.comments.first { $0.record.content == "From a user never imported" })
+        #expect(orphan.record.author.name == "Ghost")
+        #expect(plan.report.fixes.contains { $0.collection == .comments && $0.rule == "orphan_author" })
+        // Erin's old account merged: its comment is hers now, under her current name.
+        let moved = try #require(plan.comments.first { $0.record.content == "Erin's old account" })
+        #expect(moved.record.author.name == "Erin")
+    }
+
+    @Test func likesAreDistinctPairsOfExistingPostsAndRecountThePosts() throws {
+        let plan = try FlaskDump.plan("relaxed"), expected = try FlaskDump.expected()
+        let counts = plan.report.counts.likes
+        #expect(counts.read == expected.likes.read)
+        #expect(plan.likes.count == expected.likes.imported)
+        #expect(counts.duplicate == expected.likes.duplicate)
+        #expect(counts.orphan == expected.likes.orphan)
+        for post in expected.posts {
+            #expect(plan.likes.filter { $0.record.postId == post._id }.count == post.likes, "\(post._id)")
+        }
+        let drift = try #require(plan.report.fixes.first { $0.rule == "likes_recounted_from_post_likes" && $0.id == expected.posts[0]._id })
+        #expect(drift.from == .int(3) && drift.to == .int(2))
+    }
+
+    @Test func datesInEveryFormBecomeUTCMilliseconds() throws {
+        #expect(LegacyTimestamp("2026-02-14T10:20:30.123456+00:00")?.text == "2026-02-14T10:20:30.123Z")
+        #expect(LegacyTimestamp("2026-02-14T10:20:30.999999+00:00")?.text == "2026-02-14T10:20:30.999Z")
+        #expect(LegacyTimestamp("2026-02-14T10:20:30+00:00")?.text == "2026-02-14T10:20:30.000Z")
+        #expect(LegacyTimestamp("2026-02-14T10:20:30.5")?.text == "2026-02-14T10:20:30.500Z")  // naive: UTC
+        #expect(LegacyTimestamp("2026-02-14T12:20:30.123+02:00")?.text == "2026-02-14T10:20:30.123Z")
+        #expect(LegacyTimestamp("2026-02-14T05:20:30-0500")?.text == "2026-02-14T10:20:30.000Z")
+        #expect(LegacyTimestamp("14/02/2026") == nil)
+        let canonical = try ExtendedJSON.document(from: Array(#"{"d": {"$date": {"$numberLong": "1771064430123"}}}"#.utf8))
+        let relaxed = try ExtendedJSON.document(from: Array(#"{"d": {"$date": "2026-02-14T10:20:30.123Z"}}"#.utf8))
+        #expect(canonical["d"] == relaxed["d"])
+        #expect(canonical["d"] == .date(milliseconds: 1_771_064_430_123))
+    }
+
+    @Test func extendedJSONWrappersResolve() throws {
+        let document = try ExtendedJSON.document(from: Array(
+            #"{"a": {"$oid": "6955B9650000000000000065"}, "b": {"$numberInt": "-5"}, "c": {"$numberLong": "9007199254740993"}, "d": {"$numberDouble": "3.0"}, "e": {"$numberDouble": "NaN"}, "f": {"x": 1}, "g": [true, null, "s"]}"#
+                .utf8))
+        #expect(document["a"] == .objectId("6955b9650000000000000065"))
+        #expect(document["b"] == .int(-5))
+        #expect(document["c"] == .int(9_007_199_254_740_993))
+        #expect(document["d"] == .double(3))
+        #expect(document["e"].map { if case .double(let d) = $0 { d.isNaN } else { false } } == true)
+        #expect(document["f"] == .document(["x": .int(1)]))
+        #expect(document["g"] == .array([.bool(true), .null, .string("s")]))
+        #expect(throws: ExtendedJSONError.self) { try ExtendedJSON.document(from: Array(#"{"a": {"$oid": "xyz"}}"#.utf8)) }
+        #expect(throws: ExtendedJSONError.self) { try ExtendedJSON.document(from: Array(#"{"a": {"$numberInt": "1.5"}}"#.utf8)) }
+    }
+}
