@@ -458,6 +458,86 @@ def instance_killed_under_load(client, suite):
           not beyond, beyond[:10])
 
 
+DUE_AT_ONCE = 1000
+
+
+def scheduler_killed_mid_run(client, suite):
+    """Both posts instances' schedulers, DUE_AT_ONCE posts due at one instant, and the first
+    instance killed with SIGKILL while it holds claimed posts in its transaction: every post is
+    published once, with exactly one post.updated saying so, and every event leaves the outbox;
+    then the instance starts again. (The posts are written past the service, as
+    bench/posts-scale.sh writes them: creating a thousand through the API would take longer.)"""
+    session = client.register("Scheduler Drill")
+    token, user_id = session["accessToken"], session["user"]["userId"]
+    secrets.extend([token, session["refreshToken"]])
+    client.first_post(token, "Before the schedule", "the posts service knows the author")
+    sql = lambda statement: lib.psql(suite.port("postgres"), "postly_posts", statement)
+    prefix = f"due-{uuid.uuid4().hex[:8]}-"
+    sql(f"""
+        INSERT INTO posts (id, title, content, content_html, excerpt, slug, status, author_id, author_name, read_time,
+                           created_at, updated_at, publish_at)
+        SELECT '{prefix}' || i, 'Due ' || i, 'Words ' || i, '<p>Words ' || i || '</p>', 'Words ' || i, '{prefix}' || i, 'scheduled',
+               '{user_id}', 'Scheduler Drill', 1, now(), now(), date_trunc('second', now()) + interval '3 seconds'
+        FROM generate_series(1, {DUE_AT_ONCE}) AS i;
+        INSERT INTO slugs (slug, post_id) SELECT slug, id FROM posts WHERE id LIKE '{prefix}%';
+        INSERT INTO post_totals (author_id, status, slot, posts)
+            VALUES ('{user_id}', 'scheduled', 0, {DUE_AT_ONCE}), ('', 'scheduled', 0, {DUE_AT_ONCE})
+            ON CONFLICT (author_id, status, slot) DO UPDATE SET posts = post_totals.posts + excluded.posts""")
+    dying = suite.service("posts", 1)
+    ports = ",".join(map(str, client_ports(dying.pid)))
+    published = f"SELECT count(*) FROM posts WHERE id LIKE '{prefix}%' AND status = 'published'"
+    # The kill falls while the first instance holds claimed posts (their row locks, which
+    # pgrowlocks reads), in the transaction that would publish them.
+    sql("CREATE EXTENSION IF NOT EXISTS pgrowlocks")
+    probe = f"""SELECT ({published}), (SELECT count(*) FROM pgrowlocks('posts') r JOIN pg_stat_activity a ON a.pid = ANY(r.pids)
+                                       WHERE a.client_port IN ({ports}) AND r.locked_row IS NOT NULL)"""
+
+    def claiming():
+        done, claimed = map(int, sql(probe)[0].split("|"))
+        return (done, claimed) if claimed or done == DUE_AT_ONCE else None
+
+    state, _ = eventually(30, claiming)
+    dying.stop(9)
+    done_at_kill, claimed = state or (DUE_AT_ONCE, 0)
+    check(f"{dying.name} is killed mid-run, holding {claimed} claimed posts ({done_at_kill} of {DUE_AT_ONCE} published then)",
+          claimed > 0 and done_at_kill < DUE_AT_ONCE, state)
+    finished, took = eventually(30, lambda: int(sql(published)[0]) == DUE_AT_ONCE)
+    check(f"the other instance publishes the rest ({took:.1f} s after the kill)", finished)
+    once = sql(f"""SELECT count(*) FROM posts WHERE id LIKE '{prefix}%' AND status = 'published' AND version = 2
+                   AND publish_at IS NULL AND published_at = date_trunc('second', created_at) + interval '3 seconds'""")
+    check(f"each of the {DUE_AT_ONCE} posts is published once, at its time", int(once[0]) == DUE_AT_ONCE, once)
+    events = f"""FROM outbox WHERE key LIKE '{prefix}%' AND convert_from(payload, 'UTF8')::jsonb ->> 'type' = 'post.updated'
+                 AND convert_from(payload, 'UTF8')::jsonb #>> '{{data,status}}' = 'published'"""
+    counted = sql(f"SELECT count(*), count(DISTINCT key) {events}")[0]
+    check("exactly one post.updated(published) each", counted == f"{DUE_AT_ONCE}|{DUE_AT_ONCE}", counted)
+    sent, _ = eventually(30, lambda: sql(f"SELECT count(*) {events} AND sent_at IS NULL")[0] == "0")
+    check("every event leaves the outbox for the broker", sent)
+    logged = sql(f"SELECT count(*) FROM changes WHERE kind = 'post' AND id LIKE '{prefix}%' AND visibility = 'public'")
+    check("the change feed's log holds each as public", int(logged[0]) == DUE_AT_ONCE, logged)
+    dying.start()
+    ready, _ = eventually(60, lambda: ready_status(suite.port("posts", 1)) == 200)
+    check(f"{dying.name} is ready again after its restart", ready)
+
+
+def client_ports(pid):
+    """The local TCP ports of a process's sockets (its connections to PostgreSQL among them)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:["):-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).readlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports or {0}
+
+
 def one_trace_across_services(client, suite, collector):
     """A request that carries a W3C `traceparent` through the gateway: the posts service's
     span continues it, its statements are spans of it, and the post's event carries it to every
@@ -501,6 +581,7 @@ def main():
             conformance(Client(suite.port("gateway")), suite)
             revocations_survive_restarts(Client(suite.port("gateway")), suite, logged_out)
             if suite.instances > 1:
+                scheduler_killed_mid_run(Client(suite.port("gateway")), suite)
                 instance_killed_under_load(Client(suite.port("gateway")), suite)
             logs = os.path.join(suite.run_dir, "logs")
             texts = {name: open(os.path.join(logs, name), errors="replace").read() for name in os.listdir(logs)}
