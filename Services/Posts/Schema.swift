@@ -155,4 +155,11 @@ let schema = Migrations([
             INSERT INTO changes (kind, id, author_id, visibility, ever_public)
                 SELECT 'author', user_id, user_id, 'public', true FROM users ORDER BY user_id;
             """),
+    Migration(
+        version: 10, name: "change feed: a post's comments",
+        sql: """
+            -- A deleted post's comments leave the log with it (ChangeLog.post): found by their post,
+            -- not by reading the whole log.
+            CREATE INDEX changes_comments ON changes (post_id) WHERE kind = 'comment';
+            """),
 ])
