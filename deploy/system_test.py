@@ -484,15 +484,16 @@ def scheduler_killed_mid_run(client, suite):
             VALUES ('{user_id}', 'scheduled', 0, {DUE_AT_ONCE}), ('', 'scheduled', 0, {DUE_AT_ONCE})
             ON CONFLICT (author_id, status, slot) DO UPDATE SET posts = post_totals.posts + excluded.posts""")
     dying = suite.service("posts", 1)
-    ports = ",".join(map(str, client_ports(dying.pid)))
     published = f"SELECT count(*) FROM posts WHERE id LIKE '{prefix}%' AND status = 'published'"
     # The kill falls while the first instance holds claimed posts (their row locks, which
     # pgrowlocks reads), in the transaction that would publish them.
     sql("CREATE EXTENSION IF NOT EXISTS pgrowlocks")
-    probe = f"""SELECT ({published}), (SELECT count(*) FROM pgrowlocks('posts') r JOIN pg_stat_activity a ON a.pid = ANY(r.pids)
-                                       WHERE a.client_port IN ({ports}) AND r.locked_row IS NOT NULL)"""
 
     def claiming():
+        # Its connections by their ports, looked up each time: its pool may open one meanwhile.
+        ports = ",".join(map(str, client_ports(dying.pid)))
+        probe = f"""SELECT ({published}), (SELECT count(*) FROM pgrowlocks('posts') r JOIN pg_stat_activity a ON a.pid = ANY(r.pids)
+                                           WHERE a.client_port IN ({ports}) AND r.locked_row IS NOT NULL)"""
         done, claimed = map(int, sql(probe)[0].split("|"))
         return (done, claimed) if claimed or done == DUE_AT_ONCE else None
 
