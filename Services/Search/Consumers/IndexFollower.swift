@@ -24,7 +24,7 @@ struct IndexFollower: Service {
             group.addTask {
                 for await _ in database.listen(channel: ChangeLog.channel) { doorbell.ring() }
             }
-            await follow(IndexRows(database: database, lexemes: index.lexemes), doorbell: doorbell)
+            await follow(IndexRows(database: database, lexemes: index.lexemes, tokens: index.tokens), doorbell: doorbell)
             group.cancelAll()
         }
     }
