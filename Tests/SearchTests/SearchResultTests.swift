@@ -43,7 +43,7 @@ import Testing
         let listed = ListedPost(post, contentIsText: contentIsText)
         #expect(listed.contentIsText == contentIsText)
         listed.write(
-            author: now, comments: comments, likes: 3, content: contentIsText ? post.content : nil,
+            author: now, comments: comments, likes: 3, content: contentIsText ? Array(try PostlyJSON.encode(post.content)) : nil,
             contentHtml: html ? post.contentHtml : nil, highlights: highlights, to: &written)
 
         var shown = post

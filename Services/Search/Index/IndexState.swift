@@ -24,6 +24,16 @@ struct IndexState: Sendable {
 
     var postCount: Int { slots.count }
 
+    /// What the posts keep, in bytes (about): their texts' tokens, their JSON, their postings.
+    var size: (texts: Int, listed: Int, postings: Int) {
+        var texts = 0, listed = 0
+        for case let post? in posts {
+            texts += post.title.size + post.content.size
+            listed += post.listed.size
+        }
+        return (texts, listed, anywhere.reduce(0) { $0 + $1.size } + inTitle.reduce(0) { $0 + $1.size })
+    }
+
     init(tokens: TokenTable) {
         self.tokens = tokens
     }

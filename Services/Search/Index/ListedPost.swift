@@ -56,20 +56,23 @@ struct ListedPost: Sendable {
 
     /// Appends the post's object, with `highlights` as its last key.
     /// - Parameters:
-    ///   - content: the content when it is the text kept split (`contentIsText`).
+    ///   - content: the content as a JSON string, when it is the text kept split (`contentIsText`).
     ///   - contentHtml: only when asked for.
     func write(
-        author: Author, comments: [Comment], likes: Int, content: String?, contentHtml: String?, highlights: Highlights,
+        author: Author, comments: [Comment], likes: Int, content: [UInt8]?, contentHtml: String?, highlights: Highlights,
         to out: inout [UInt8]
     ) {
         out.append(contentsOf: bytes[..<contentStart])
-        var json = JSONWriter(capacity: 256 + comments.count * 256 + (content?.utf8.count ?? 0) + (contentHtml?.utf8.count ?? 0))
+        var json = JSONWriter(capacity: 256 + comments.count * 256)
         json.field("author", author)
         json.field("comments", comments)
         json.field("commentsCount", comments.count)
-        if contentIsText, let content { json.field("content", content) }
         out.append(UInt8(ascii: ","))
         out.append(contentsOf: json.bytes)
+        if contentIsText, let content {
+            out.append(contentsOf: #","content":"#.utf8)
+            out.append(contentsOf: content)
+        }
         out.append(contentsOf: bytes[contentStart..<coverStart])
         if let contentHtml {
             json = JSONWriter(capacity: contentHtml.utf8.count + 32)

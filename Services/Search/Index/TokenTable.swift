@@ -25,6 +25,44 @@ final class TokenTable: Sendable {
         func append(_ token: UInt32, to out: inout [UInt8]) {
             withBytes(of: token) { out.append(contentsOf: $0) }
         }
+
+        /// Appends `text` as a JSON string: its tokens' bytes, escaped as `JSONWriter` escapes.
+        func appendJSONString(_ text: IndexedText, to out: inout [UInt8]) {
+            out.append(UInt8(ascii: "\""))
+            bytes.withUnsafeBufferPointer { bytes in
+                ends.withUnsafeBufferPointer { ends in
+                    for token in text.tokens {
+                        var start = token == 0 ? 0 : Int(ends[Int(token) - 1])
+                        let end = Int(ends[Int(token)])
+                        for index in start..<end where bytes[index] < 0x20 || bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "\\") {
+                            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                            start = index + 1
+                            Self.appendEscaped(bytes[index], to: &out)
+                        }
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+
+        private static let hexDigits = Array("0123456789abcdef".utf8)
+
+        private static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            default:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
     }
 
     private let tokens = Mutex(Tokens())

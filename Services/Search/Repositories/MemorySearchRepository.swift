@@ -38,15 +38,18 @@ struct MemorySearchRepository: SearchRepository {
         let html = includeHTML ? try await contentHtml(of: ids) : [:]
         var body: [UInt8] = [UInt8(ascii: "[")]
         body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 8 * $1.post.content.size + 1024 })
+        var content: [UInt8] = []
         index.tokens.read { tokens in
             for (number, hit) in found.hits.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
                 let highlights = Highlights(
                     title: hit.post.title.split(matched: matched, table: tokens),
                     content: hit.post.content.excerptWords(matched: matched, table: tokens))
+                content.removeAll(keepingCapacity: true)
+                if hit.post.listed.contentIsText { tokens.appendJSONString(hit.post.content, to: &content) }
                 hit.post.listed.write(
                     author: hit.author, comments: hit.comments, likes: hit.post.likes,
-                    content: hit.post.listed.contentIsText ? hit.post.content.text(in: tokens) : nil, contentHtml: html[hit.post.id],
+                    content: hit.post.listed.contentIsText ? content : nil, contentHtml: html[hit.post.id],
                     highlights: highlights, to: &body)
             }
         }
