@@ -29,6 +29,8 @@ enum AuthorsProjection {
     }
 
     private static func recordChange(of userId: String, name: String, in connection: DatabaseConnection) async throws {
+        // Taken already, except after a post's write that stored nothing.
+        try await ChangeLog.lock(in: connection)
         try await SearchIndexer.addToLexicon(name, in: connection)
         try await ChangeLog.record(author: userId, in: connection)
     }

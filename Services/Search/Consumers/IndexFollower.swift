@@ -24,7 +24,7 @@ struct IndexFollower: Service {
             group.addTask {
                 for await _ in database.listen(channel: ChangeLog.channel) { doorbell.ring() }
             }
-            await follow(IndexRows(database: database, lexemes: index.lexemes), doorbell: doorbell)
+            await follow(IndexRows(database: database, lexemes: index.lexemes, tokens: index.tokens), doorbell: doorbell)
             group.cancelAll()
         }
     }
@@ -71,9 +71,14 @@ struct IndexFollower: Service {
         let snapshot = try await rows.load()
         index.lexicon.replace(with: snapshot.words, upTo: snapshot.wordsUpTo)
         index.replace(with: snapshot.state)
+        let size = snapshot.state.size, tokens = index.tokens.size
         logger.info(
             "loaded the search index",
-            metadata: ["posts": "\(snapshot.state.postCount)", "words": "\(snapshot.words.count)", "duration": "\(ContinuousClock.now - started)"])
+            metadata: [
+                "posts": "\(snapshot.state.postCount)", "words": "\(snapshot.words.count)", "duration": "\(ContinuousClock.now - started)",
+                "text_bytes": "\(size.texts)", "listed_bytes": "\(size.listed)", "postings_bytes": "\(size.postings)",
+                "tokens": "\(tokens.count)", "token_bytes": "\(tokens.bytes)",
+            ])
         return snapshot.generation
     }
 

@@ -10,8 +10,10 @@ import PostlyPostgres
 struct IndexRows {
     let database: Database
     let lexemes: LexemeTable
-    /// Posts read per statement.
-    var chunk = 1_000
+    let tokens: TokenTable
+    /// Posts read per statement: a few megabytes of rows at a time, which is what the load
+    /// leaves behind in each of malloc's arenas once it is done.
+    var chunk = 100
 
     /// The whole index, and the lexicon with its stems.
     struct Snapshot {
@@ -42,7 +44,7 @@ struct IndexRows {
         try await database.transaction(isolation: .repeatableRead) { connection in
             let head = try await connection.query(
                 "SELECT to_regclass('changes')::oid::bigint AS generation, coalesce((SELECT max(position) FROM changes), 0) AS newest")[0]
-            var state = IndexState()
+            var state = IndexState(tokens: tokens)
             state.position = try head.decode("newest")
             let words = try await connection.query("SELECT word AS key, added AS number, lexemes FROM lexicon ORDER BY added")
             for row in try await connection.query(
@@ -119,7 +121,7 @@ struct IndexRows {
     /// are joined with U+E000 (which no token holds): one string a column instead of an array of
     /// thousands; the comments are one JSON array, oldest first.
     private static let postColumns = """
-        (extract(epoch FROM d.published_at) * 1000000)::bigint AS number, d.likes, d.post::text AS body,
+        (extract(epoch FROM d.published_at) * 1000000)::bigint AS number, d.likes, (d.post - 'contentHtml')::text AS body,
         array_to_string(d.title_tokens, U&'\\E000') AS title_tokens, array_to_string(d.title_lexemes, U&'\\E000') AS title_lexemes,
         array_to_string(d.content_tokens, U&'\\E000') AS content_tokens,
         array_to_string(d.content_lexemes, U&'\\E000') AS content_lexemes,
@@ -136,10 +138,11 @@ struct IndexRows {
         let decoder = PostlyJSON.decoder()
         let post = try decoder.decode(Post.self, from: Data(try row.decode("body", as: [UInt8].self)))
         let comments = try row.decode("comments", as: [UInt8]?.self).map { try decoder.decode([Comment].self, from: Data($0)) }
+        let (content, contentText) = try text(row, "content_tokens", "content_lexemes")
         return IndexedPost(
             id: post.id, author: post.author, publishedAt: try row.decode("number", as: Int64?.self) ?? .min,
-            likes: try row.decode("likes"), listed: ListedPost(post), comments: comments ?? [],
-            title: try text(row, "title_tokens", "title_lexemes"), content: try text(row, "content_tokens", "content_lexemes"))
+            likes: try row.decode("likes"), listed: ListedPost(post, contentIsText: contentText.utf8.elementsEqual(post.content.utf8)),
+            comments: comments ?? [], title: try text(row, "title_tokens", "title_lexemes").text, content: content)
     }
 
     private func author(_ row: Row) throws -> IndexedAuthor {
@@ -152,13 +155,35 @@ struct IndexRows {
         (try row.decode("key"), try row.decode("lexemes"))
     }
 
-    private func text(_ row: Row, _ tokensColumn: String, _ lexemesColumn: String) throws -> IndexedText {
-        let joinedTokens = try row.decode(tokensColumn, as: [UInt8].self)
-        let words = IndexedText.wordCount(joinedTokens: joinedTokens)
-        let joinedLexemes = try row.decode(lexemesColumn, as: String.self)
-        var split = words == 0 ? [] : joinedLexemes.split(separator: "\u{E000}", omittingEmptySubsequences: false)
+    /// A text as the index keeps it, and the text itself (its tokens joined).
+    private func text(_ row: Row, _ tokensColumn: String, _ lexemesColumn: String) throws -> (text: IndexedText, joined: String) {
+        let split = Self.split(try row.decode(tokensColumn, as: [UInt8].self))
+        let words = split.count / 2
+        var wordLexemes = words == 0 ? [] : Self.split(try row.decode(lexemesColumn, as: [UInt8].self))
         // Never otherwise; a text and its lexemes are written together.
-        if split.count != words { split = Array(split.prefix(words)) + Array(repeating: "", count: max(0, words - split.count)) }
-        return IndexedText(joinedTokens: joinedTokens, lexemes: lexemes.number(split))
+        if wordLexemes.count != words {
+            wordLexemes = Array(wordLexemes.prefix(words)) + Array(repeating: "", count: max(0, words - wordLexemes.count))
+        }
+        let numbers = tokens.number(split, lexemes: lexemes.number(wordLexemes))
+        return (IndexedText(tokens: numbers), split.joined())
+    }
+
+    /// The parts of `joined` between each U+E000 (none when it is empty), found by their bytes:
+    /// a character (a grapheme) may begin with U+E000 and a combining mark.
+    static func split(_ joined: [UInt8]) -> [String] {
+        guard !joined.isEmpty else { return [] }
+        var parts: [String] = []
+        var start = 0, index = 0
+        while index < joined.count {
+            if joined[index] == 0xEE, index + 2 < joined.count, joined[index + 1] == 0x80, joined[index + 2] == 0x80 {
+                parts.append(String(decoding: joined[start..<index], as: UTF8.self))
+                index += 3
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        parts.append(String(decoding: joined[start...], as: UTF8.self))
+        return parts
     }
 }

@@ -5,6 +5,8 @@ import PostlyModels
 /// anywhere and in their titles, per author the posts they wrote. Changed only by
 /// `SearchIndex`'s writer, read by the searches (`IndexState+Ranking`).
 struct IndexState: Sendable {
+    /// The texts' tokens, which the posts' lexemes are read from.
+    let tokens: TokenTable
     private(set) var slots: [String: UInt32] = [:]
     private(set) var posts: [IndexedPost?] = []
     /// `posts[slot].publishedAt`, apart: the ranking reads it for many posts.
@@ -22,11 +24,25 @@ struct IndexState: Sendable {
 
     var postCount: Int { slots.count }
 
+    /// What the posts keep, in bytes (about): their texts' tokens, their JSON, their postings.
+    var size: (texts: Int, listed: Int, postings: Int) {
+        var texts = 0, listed = 0
+        for case let post? in posts {
+            texts += post.title.size + post.content.size
+            listed += post.listed.size
+        }
+        return (texts, listed, anywhere.reduce(0) { $0 + $1.size } + inTitle.reduce(0) { $0 + $1.size })
+    }
+
+    init(tokens: TokenTable) {
+        self.tokens = tokens
+    }
+
     /// Adds the post or replaces what was indexed for it.
     mutating func upsert(_ post: IndexedPost) {
-        let lexemes = post.lexemes, titleLexemes = post.titleLexemes
+        let (lexemes, titleLexemes) = tokens.read { post.lexemes(in: $0) }
         if let slot = slots[post.id], let old = posts[Int(slot)] {
-            let oldLexemes = old.lexemes, oldTitleLexemes = old.titleLexemes
+            let (oldLexemes, oldTitleLexemes) = tokens.read { old.lexemes(in: $0) }
             for lexeme in oldLexemes.subtracting(lexemes) { anywhere[Int(lexeme)].remove(slot, slots: posts.count) }
             for lexeme in oldTitleLexemes.subtracting(titleLexemes) { inTitle[Int(lexeme)].remove(slot, slots: posts.count) }
             add(slot, to: lexemes.subtracting(oldLexemes), titles: titleLexemes.subtracting(oldTitleLexemes))
@@ -55,8 +71,9 @@ struct IndexState: Sendable {
 
     mutating func remove(postId: String) {
         guard let slot = slots.removeValue(forKey: postId), let old = posts[Int(slot)] else { return }
-        for lexeme in old.lexemes { anywhere[Int(lexeme)].remove(slot, slots: posts.count) }
-        for lexeme in old.titleLexemes { inTitle[Int(lexeme)].remove(slot, slots: posts.count) }
+        let (oldLexemes, oldTitleLexemes) = tokens.read { old.lexemes(in: $0) }
+        for lexeme in oldLexemes { anywhere[Int(lexeme)].remove(slot, slots: posts.count) }
+        for lexeme in oldTitleLexemes { inTitle[Int(lexeme)].remove(slot, slots: posts.count) }
         postsByAuthor[old.author.userId]?.remove(slot, slots: posts.count)
         posts[Int(slot)] = nil
         publishedAt[Int(slot)] = .min

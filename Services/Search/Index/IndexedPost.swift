@@ -16,18 +16,15 @@ struct IndexedPost: Sendable {
     var title: IndexedText
     var content: IndexedText
 
-    /// The lexemes the post is found by, each once: its title's and its content's.
-    var lexemes: Set<UInt32> {
-        var all = Set(title.lexemes)
-        all.formUnion(content.lexemes)
-        all.remove(LexemeTable.none)
-        return all
-    }
-
-    var titleLexemes: Set<UInt32> {
-        var all = Set(title.lexemes)
-        all.remove(LexemeTable.none)
-        return all
+    /// The lexemes the post is found by, each once: its title's and its content's; and its
+    /// title's.
+    func lexemes(in table: borrowing TokenTable.Tokens) -> (anywhere: Set<UInt32>, inTitle: Set<UInt32>) {
+        var inTitle = Set(title.lexemes(in: table))
+        inTitle.remove(LexemeTable.none)
+        var anywhere = Set(content.lexemes(in: table))
+        anywhere.remove(LexemeTable.none)
+        anywhere.formUnion(inTitle)
+        return (anywhere, inTitle)
     }
 }
 

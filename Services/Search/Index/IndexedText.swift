@@ -1,91 +1,106 @@
-/// A title or a content as the index keeps it for highlights: split as `search_tokens` splits
-/// it (what is between words and words, alternating), each word with its lexeme's number.
-/// Compact: the tokens' bytes one after another, each followed by a 0 byte (PostgreSQL's text
-/// never holds one), and 4 bytes a word.
+/// A title or a content as the index keeps it for highlights and answers: split as
+/// `search_tokens` splits it (what is between words and words, alternating, starting with what
+/// is between), each token by its number in the `TokenTable` (which knows its bytes and its
+/// lexeme), the numbers written as variable-length integers (7 bits a byte, the last byte of
+/// each below 128): one to three bytes a token instead of its bytes and 4 bytes a word.
 struct IndexedText: Sendable {
-    private var bytes: [UInt8]
-    /// Each word's lexeme (`LexemeTable.none` for a stop word).
-    private(set) var lexemes: [UInt32]
+    private var codes: [UInt8]
+    private(set) var wordCount: Int
 
-    /// U+E000 in UTF-8: what separates the tokens that `IndexRows` reads (`search_tokens` keeps
-    /// it out of every token).
-    static let separator: [UInt8] = [0xEE, 0x80, 0x80]
-
-    /// - Parameters:
-    ///   - joinedTokens: the tokens separated by `separator` ("" for none).
-    ///   - lexemes: the lexeme of each word, in order.
-    init(joinedTokens: some Collection<UInt8>, lexemes: [UInt32]) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(joinedTokens.count + 2 * lexemes.count + 2)
-        let source = Array(joinedTokens)
-        var index = 0
-        while index < source.count {
-            if source[index] == 0xEE, index + 2 < source.count, source[index + 1] == 0x80, source[index + 2] == 0x80 {
-                bytes.append(0)
-                index += 3
-            } else {
-                bytes.append(source[index])
-                index += 1
+    /// - Parameter tokens: the tokens' numbers, what is between words and words alternating.
+    init(tokens: [UInt32]) {
+        var codes: [UInt8] = []
+        codes.reserveCapacity(tokens.count * 2)
+        for var token in tokens {
+            while token >= 0x80 {
+                codes.append(UInt8(truncatingIfNeeded: token) | 0x80)
+                token >>= 7
             }
+            codes.append(UInt8(token))
         }
-        if !source.isEmpty { bytes.append(0) }
-        self.bytes = bytes
-        self.lexemes = lexemes
+        // Exactly as long as it needs: the index keeps many.
+        self.codes = Array(unsafeUninitializedCapacity: codes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: codes)
+        }
+        wordCount = tokens.count / 2
     }
 
-    var wordCount: Int { lexemes.count }
+    /// The tokens' numbers in order.
+    var tokens: Tokens { Tokens(codes: codes) }
 
-    /// The number of words of tokens joined by `separator`: each word has a token before and after it.
-    static func wordCount(joinedTokens: [UInt8]) -> Int {
-        var separators = 0
-        for index in joinedTokens.indices.dropLast(2)
-        where joinedTokens[index] == 0xEE && joinedTokens[index + 1] == 0x80 && joinedTokens[index + 2] == 0x80 {
-            separators += 1
+    struct Tokens: Sequence, IteratorProtocol {
+        fileprivate let codes: [UInt8]
+        fileprivate var index = 0
+
+        mutating func next() -> UInt32? {
+            guard index < codes.count else { return nil }
+            var token: UInt32 = 0, shift: UInt32 = 0
+            while true {
+                let byte = codes[index]
+                index += 1
+                token |= UInt32(byte & 0x7F) << shift
+                if byte < 0x80 { return token }
+                shift += 7
+            }
         }
-        return separators / 2
+    }
+
+    /// Each word's lexeme, in order (`LexemeTable.none` for a stop word).
+    func lexemes(in table: borrowing TokenTable.Tokens) -> [UInt32] {
+        var lexemes: [UInt32] = []
+        lexemes.reserveCapacity(wordCount)
+        for (index, token) in tokens.enumerated() where index % 2 == 1 { lexemes.append(table.lexeme(token)) }
+        return lexemes
+    }
+
+    /// The text: its tokens' bytes one after another.
+    func text(in table: borrowing TokenTable.Tokens) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(codes.count * 4)
+        for token in tokens { table.append(token, to: &bytes) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The first word whose lexeme is one of `matched`.
-    func firstWord(in matched: Set<UInt32>) -> Int? {
-        lexemes.firstIndex { matched.contains($0) }
+    func firstWord(in matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> Int? {
+        for (index, token) in tokens.enumerated() where index % 2 == 1 && matched.contains(table.lexeme(token)) { return index / 2 }
+        return nil
     }
 
     /// The words `words` (clipped to the text), with what is between them, before the first and
     /// after the last; the words whose lexeme is one of `matched` marked.
-    func split(words: ClosedRange<Int>, matched: Set<UInt32>) -> SplitText {
+    func split(words: ClosedRange<Int>, matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> SplitText {
         let firstToken = 2 * words.lowerBound, lastToken = 2 * words.upperBound + 2
-        var tokens: [SplitText.Token] = []
-        tokens.reserveCapacity(min(lastToken - firstToken + 1, 2 * lexemes.count + 1))
-        bytes.withUnsafeBufferPointer { bytes in
-            var token = 0, start = 0
-            for index in bytes.indices where bytes[index] == 0 {
-                if token >= firstToken {
-                    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    if token % 2 == 1 {
-                        let word = token / 2
-                        tokens.append(SplitText.Token(text: text, isWord: true, isMatch: word < lexemes.count && matched.contains(lexemes[word])))
-                    } else {
-                        tokens.append(SplitText.Token(text: text, isWord: false))
-                    }
-                }
-                token += 1
-                start = index + 1
-                if token > lastToken { break }
+        var split: [SplitText.Token] = []
+        split.reserveCapacity(min(lastToken - firstToken + 1, 2 * wordCount + 1))
+        for (index, token) in tokens.enumerated() {
+            if index > lastToken { break }
+            guard index >= firstToken else { continue }
+            let text = table.withBytes(of: token) { String(decoding: $0, as: UTF8.self) }
+            if index % 2 == 1 {
+                split.append(SplitText.Token(text: text, isWord: true, isMatch: matched.contains(table.lexeme(token))))
+            } else {
+                split.append(SplitText.Token(text: text, isWord: false))
             }
         }
-        return SplitText(tokens)
+        return SplitText(split)
     }
 
     /// All of it.
-    func split(matched: Set<UInt32>) -> SplitText {
-        split(words: 0...max(0, lexemes.count - 1), matched: matched)
+    func split(matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> SplitText {
+        split(words: 0...max(0, wordCount - 1), matched: matched, table: table)
     }
 
     /// What the excerpt can show, as `PostgresSearchRepository` reads it: from
     /// `SplitText.wordsBeforeMatch` words before the first match to `wordsAfterMatch` after it,
     /// or the first `excerptMinWords` words when nothing matched.
-    func excerptWords(matched: Set<UInt32>) -> SplitText {
-        guard let first = firstWord(in: matched) else { return split(words: 0...(SplitText.excerptMinWords - 1), matched: matched) }
-        return split(words: max(0, first - SplitText.wordsBeforeMatch)...(first + SplitText.wordsAfterMatch), matched: matched)
+    func excerptWords(matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> SplitText {
+        guard let first = firstWord(in: matched, table: table) else {
+            return split(words: 0...(SplitText.excerptMinWords - 1), matched: matched, table: table)
+        }
+        return split(words: max(0, first - SplitText.wordsBeforeMatch)...(first + SplitText.wordsAfterMatch), matched: matched, table: table)
     }
+
+    /// The bytes kept, for the memory estimate.
+    var size: Int { codes.count }
 }

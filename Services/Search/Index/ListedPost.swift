@@ -2,20 +2,25 @@ import PostlyModels
 
 /// A post's JSON as lists show it, written once when the post is indexed: what a search adds
 /// or keeps current itself (the author's name and picture, the comments, the likes) is written
-/// into the gaps for each answer, and `contentHtml` is left out unless asked for. The keys are
+/// into the gaps for each answer. Neither the content, when it is the text the index keeps split
+/// anyway (`IndexedText`: a post without Markdown), nor `contentHtml` (read for the page when
+/// asked for) is kept here: they would double a post's memory. The keys are
 /// `Post.writeFields`' keys in the same sorted order.
 struct ListedPost: Sendable {
-    /// `{"_id":...` | `,"content":...` | `,"contentHtml":...` (empty when the post has none) |
+    /// `{"_id":...` | `,"content":...` (empty when it is the indexed text) |
     /// `,"coverImage":...,"createdAt":...,"excerpt":...` | `,"publishAt":...,"views":...`
     private let bytes: [UInt8]
     private let contentStart: Int
-    private let htmlStart: Int
     private let coverStart: Int
     private let publishedStart: Int
 
-    init(_ post: Post) {
+    /// Whether the content is the text kept split: the answer writes it from there.
+    var contentIsText: Bool { contentStart == coverStart }
+
+    /// - Parameter contentIsText: the content is the text kept split (so it is not kept here).
+    init(_ post: Post, contentIsText: Bool) {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(post.content.utf8.count + (post.contentHtml?.utf8.count ?? 0) + 512)
+        bytes.reserveCapacity((contentIsText ? 0 : post.content.utf8.count) + 512)
         func append(_ write: (inout JSONWriter) -> Void) {
             var json = JSONWriter(capacity: 64)
             write(&json)
@@ -24,9 +29,7 @@ struct ListedPost: Sendable {
         }
         append { $0.field("_id", post.id) }
         contentStart = bytes.count
-        append { $0.field("content", post.content) }
-        htmlStart = bytes.count
-        if let html = post.contentHtml { append { $0.field("contentHtml", html) } }
+        if !contentIsText { append { $0.field("content", post.content) } }
         coverStart = bytes.count
         append { json in
             json.field("coverImage", post.coverImage)
@@ -45,11 +48,20 @@ struct ListedPost: Sendable {
             json.field("version", post.version)
             json.field("views", post.views)
         }
-        self.bytes = bytes
+        // Exactly as long as it needs: the index keeps many.
+        self.bytes = Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
+        }
     }
 
     /// Appends the post's object, with `highlights` as its last key.
-    func write(author: Author, comments: [Comment], likes: Int, html: Bool, highlights: Highlights, to out: inout [UInt8]) {
+    /// - Parameters:
+    ///   - content: the content as a JSON string, when it is the text kept split (`contentIsText`).
+    ///   - contentHtml: only when asked for.
+    func write(
+        author: Author, comments: [Comment], likes: Int, content: [UInt8]?, contentHtml: String?, highlights: Highlights,
+        to out: inout [UInt8]
+    ) {
         out.append(contentsOf: bytes[..<contentStart])
         var json = JSONWriter(capacity: 256 + comments.count * 256)
         json.field("author", author)
@@ -57,7 +69,17 @@ struct ListedPost: Sendable {
         json.field("commentsCount", comments.count)
         out.append(UInt8(ascii: ","))
         out.append(contentsOf: json.bytes)
-        out.append(contentsOf: bytes[contentStart..<(html ? coverStart : htmlStart)])
+        if contentIsText, let content {
+            out.append(contentsOf: #","content":"#.utf8)
+            out.append(contentsOf: content)
+        }
+        out.append(contentsOf: bytes[contentStart..<coverStart])
+        if let contentHtml {
+            json = JSONWriter(capacity: contentHtml.utf8.count + 32)
+            json.field("contentHtml", contentHtml)
+            out.append(UInt8(ascii: ","))
+            out.append(contentsOf: json.bytes)
+        }
         out.append(contentsOf: bytes[coverStart..<publishedStart])
         json = JSONWriter(capacity: 32)
         json.field("likes", likes)

@@ -14,6 +14,14 @@ struct Postings: Sendable {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The bytes kept (about), for the memory estimate.
+    var size: Int {
+        switch storage {
+        case .sorted(let members): members.capacity * 4
+        case .bitmap(let bits): ((bits.last ?? 0) + 8) / 8
+        }
+    }
+
     /// Adds `slot`. `slots` is the number of slots of the index, which decides the layout.
     mutating func insert(_ slot: UInt32, slots: Int) {
         switch storage {

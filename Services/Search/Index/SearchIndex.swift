@@ -6,6 +6,7 @@ import Synchronization
 /// loaded, searches answer 503 and `/health/ready` names it.
 final class SearchIndex: Sendable {
     let lexemes = LexemeTable()
+    let tokens = TokenTable()
     /// The words typos and prefixes are looked up among, changed in the same step as the
     /// posts (just before them, so a typo finds a post no later than its exact word).
     let lexicon = Lexicon()

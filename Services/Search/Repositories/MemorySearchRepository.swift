@@ -34,16 +34,39 @@ struct MemorySearchRepository: SearchRepository {
         } catch is SearchIndex.NotLoaded {
             throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1)
         }
+        let ids = found.hits.map(\.post.id)
+        let html = includeHTML ? try await contentHtml(of: ids) : [:]
         var body: [UInt8] = [UInt8(ascii: "[")]
-        body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 1024 })
-        for (number, hit) in found.hits.enumerated() {
-            if number > 0 { body.append(UInt8(ascii: ",")) }
-            let highlights = Highlights(title: hit.post.title.split(matched: matched), content: hit.post.content.excerptWords(matched: matched))
-            hit.post.listed.write(
-                author: hit.author, comments: hit.comments, likes: hit.post.likes, html: includeHTML, highlights: highlights, to: &body)
+        body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 8 * $1.post.content.size + 1024 })
+        var content: [UInt8] = []
+        index.tokens.read { tokens in
+            for (number, hit) in found.hits.enumerated() {
+                if number > 0 { body.append(UInt8(ascii: ",")) }
+                let highlights = Highlights(
+                    title: hit.post.title.split(matched: matched, table: tokens),
+                    content: hit.post.content.excerptWords(matched: matched, table: tokens))
+                content.removeAll(keepingCapacity: true)
+                if hit.post.listed.contentIsText { tokens.appendJSONString(hit.post.content, to: &content) }
+                hit.post.listed.write(
+                    author: hit.author, comments: hit.comments, likes: hit.post.likes,
+                    content: hit.post.listed.contentIsText ? content : nil, contentHtml: html[hit.post.id],
+                    highlights: highlights, to: &body)
+            }
         }
         body.append(UInt8(ascii: "]"))
-        return SearchPage(ids: found.hits.map(\.post.id), total: found.total, body: body)
+        return SearchPage(ids: ids, total: found.total, body: body)
+    }
+
+    /// The posts' `contentHtml`, which the index does not keep (few ask for it, and it would
+    /// double a post's memory): one statement by their ids. A post gone since it was found
+    /// has none.
+    func contentHtml(of ids: [String]) async throws -> [String: String] {
+        guard !ids.isEmpty else { return [:] }
+        var html: [String: String] = [:]
+        for row in try await database.query("SELECT id, post->>'contentHtml' AS html FROM documents WHERE id = ANY(\(ids)) AND post IS NOT NULL") {
+            if let text = try row.decode("html", as: String?.self) { html[try row.decode("id")] = text }
+        }
+        return html
     }
 
     /// The query's words, folded as the lexicon's are, in order, each with its stems: split and

@@ -1,0 +1,104 @@
+import Synchronization
+
+/// Every distinct token of the indexed texts (a word, or what is between two words), numbered
+/// once and for good with the lexeme it stems to, so a text is kept as a short run of numbers
+/// instead of its bytes and its words' lexemes: a few thousand distinct tokens make up most of
+/// any text. Shared by the index's writer, which adds tokens, and the searches, which read the
+/// texts of their results.
+final class TokenTable: Sendable {
+    struct Tokens {
+        fileprivate var ids: [String: UInt32] = [:]
+        /// Every token's bytes, one after another; token `n` is `bytes[ends[n - 1]..<ends[n]]`.
+        fileprivate var bytes: [UInt8] = []
+        fileprivate var ends: [UInt32] = []
+        /// The lexeme of each token (`LexemeTable.none` for a stop word or what is between words).
+        fileprivate var lexemes: [UInt32] = []
+
+        func lexeme(_ token: UInt32) -> UInt32 { lexemes[Int(token)] }
+
+        /// Calls `body` with the bytes of `token`.
+        func withBytes<R>(of token: UInt32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            let start = token == 0 ? 0 : Int(ends[Int(token) - 1]), end = Int(ends[Int(token)])
+            return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+        }
+
+        func append(_ token: UInt32, to out: inout [UInt8]) {
+            withBytes(of: token) { out.append(contentsOf: $0) }
+        }
+
+        /// Appends `text` as a JSON string: its tokens' bytes, escaped as `JSONWriter` escapes.
+        func appendJSONString(_ text: IndexedText, to out: inout [UInt8]) {
+            out.append(UInt8(ascii: "\""))
+            bytes.withUnsafeBufferPointer { bytes in
+                ends.withUnsafeBufferPointer { ends in
+                    for token in text.tokens {
+                        var start = token == 0 ? 0 : Int(ends[Int(token) - 1])
+                        let end = Int(ends[Int(token)])
+                        for index in start..<end where bytes[index] < 0x20 || bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "\\") {
+                            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                            start = index + 1
+                            Self.appendEscaped(bytes[index], to: &out)
+                        }
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+
+        private static let hexDigits = Array("0123456789abcdef".utf8)
+
+        private static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            default:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
+    private let tokens = Mutex(Tokens())
+
+    /// The numbers of `tokens` (what is between words and words alternating, starting with
+    /// what is between), numbering the new ones; `lexemes` are the words' lexemes, in order.
+    func number(_ texts: some Sequence<some StringProtocol>, lexemes: [UInt32]) -> [UInt32] {
+        tokens.withLock { table in
+            var numbers: [UInt32] = []
+            for (index, text) in texts.enumerated() {
+                let isWord = index % 2 == 1
+                let key = String(text)
+                if let id = table.ids[key] {
+                    // The same bytes stem the same way; what is between words has no lexeme.
+                    if isWord, index / 2 < lexemes.count, table.lexemes[Int(id)] == LexemeTable.none {
+                        table.lexemes[Int(id)] = lexemes[index / 2]
+                    }
+                    numbers.append(id)
+                    continue
+                }
+                let id = UInt32(table.ends.count)
+                table.ids[key] = id
+                table.bytes.append(contentsOf: key.utf8)
+                table.ends.append(UInt32(table.bytes.count))
+                table.lexemes.append(isWord && index / 2 < lexemes.count ? lexemes[index / 2] : LexemeTable.none)
+                numbers.append(id)
+            }
+            return numbers
+        }
+    }
+
+    /// Reads the table; the writer waits meanwhile, so keep it short.
+    func read<R>(_ body: (borrowing Tokens) -> R) -> R {
+        tokens.withLock { body($0) }
+    }
+
+    /// Tokens and the bytes they hold, for the memory estimate.
+    var size: (count: Int, bytes: Int) { tokens.withLock { ($0.ends.count, $0.bytes.count) } }
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# How fast the search service indexes post events that waited, on a PostgreSQL and a broker of
+# its own: BENCH_BACKLOG (10000) `post.created` events (published posts of 100 to 300 words in
+# sentences, bench/search/backlog.py) are produced to postly.posts while the service is
+# stopped; then it is started and timed until a word they share has them all
+# (X-Total-Count): from the start (the index's load and the group's join included), and
+# from the first found to the last. POSTLY_BUILD_CONFIGURATION (release).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../deploy/lib.sh"
+backlog=${BENCH_BACKLOG:-10000}
+configuration=${POSTLY_BUILD_CONFIGURATION:-release}
+word=backlogword
+
+run=$(mktemp -d /tmp/postly-search-backlog.XXXXXX)
+chmod 755 "$run"
+service_pid=
+stop_service() {
+  [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null || true
+  service_pid=
+}
+cleanup() {
+  stop_service
+  [ -z "${keys_pid:-}" ] || kill "$keys_pid" 2>/dev/null || true
+  broker_stop "$run/broker"
+  postgres_stop "$run/postgres"
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+(cd "$postly_root" && swift build -c "$configuration" --product postly-search)
+binary="$(cd "$postly_root" && swift build -c "$configuration" --show-bin-path)/postly-search"
+
+pg_port=$(free_port)
+broker_port=$(free_port)
+postgres_start "$run/postgres" "$pg_port"
+broker_start "$run/broker" "$broker_port"
+"$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE postly_search"
+mkdir -p "$run/keys"
+echo '{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"bench","alg":"EdDSA","use":"sig"}]}' >"$run/keys/jwks"
+keys_port=$(free_port)
+python3 -m http.server "$keys_port" --bind 127.0.0.1 --directory "$run/keys" >/dev/null 2>&1 &
+keys_pid=$!
+service_port=$(free_port)
+
+start_service() {
+  AUTH_JWKS_URL=http://127.0.0.1:$keys_port/jwks PORT=$service_port POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres \
+    POSTGRES_DATABASE=postly_search KAFKA_BROKERS=127.0.0.1:$broker_port LOG_LEVEL=info "$binary" >>"$run/search.log" 2>&1 &
+  service_pid=$!
+}
+found() { curl -fs -o /dev/null -D - "http://127.0.0.1:$service_port/api/posts/search?q=$1&limit=1" 2>/dev/null | awk 'tolower($1)=="x-total-count:"{print $2+0}'; }
+produce() { "$tansu_bin" cat produce --broker "tcp://127.0.0.1:$broker_port" postly.posts "$1" >/dev/null; }
+
+# A first start makes the topics and the tables, and commits the group's offsets past a post.
+start_service
+python3 "$here/search/backlog.py" 1 warmupword "$here/../Tests/Fixtures/events/post.created.json" >"$run/warmup.json"
+for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$service_port/health/ready" && break; sleep 0.1; done
+produce "$run/warmup.json"
+for _ in $(seq 300); do [ "$(found warmupword)" = 1 ] && break; sleep 0.1; done
+[ "$(found warmupword)" = 1 ] || { echo "the warm-up post was not found; the log:" >&2; tail -20 "$run/search.log" >&2; exit 1; }
+stop_service
+
+python3 "$here/search/backlog.py" "$backlog" "$word" "$here/../Tests/Fixtures/events/post.created.json" >"$run/backlog.json"
+produce "$run/backlog.json"
+echo "$backlog post events waiting ($(du -h "$run/backlog.json" | cut -f1))"
+
+started=$(date +%s.%N)
+start_service
+first=
+while true; do
+  total=$(found "$word" || true)
+  total=${total:-0}
+  [ -z "$first" ] && [ "$total" -gt 0 ] && first=$(date +%s.%N) && first_total=$total
+  [ "$total" -ge "$backlog" ] && break
+  if [ "$(echo "$(date +%s.%N) - $started > 600" | bc)" = 1 ]; then echo "only $total of $backlog after 600 s" >&2; exit 1; fi
+  sleep 0.05
+done
+done_at=$(date +%s.%N)
+echo "$backlog waiting post events searchable $(echo "$done_at - $started" | bc) s after the start: $(echo "$backlog / ($done_at - $started)" | bc) a second"
+echo "  from the first found ($first_total) to the last: $(echo "$done_at - $first" | bc) s, $(echo "($backlog - $first_total) / ($done_at - $first)" | bc) a second"
+echo "  RSS $(awk '/VmRSS/{printf "%.0f MiB", $2 / 1024}' "/proc/$service_pid/status")"
