@@ -15,6 +15,7 @@ import time
 import uuid
 
 from postly_suite import ROOT
+from postly_suite.checks import decodes_as_app_post
 from postly_suite.suite import eventually
 
 # The services' import token (their POSTLY_IMPORT_TOKEN), and the CLI's.
@@ -127,6 +128,7 @@ def journey(client, suite, check):
                   [post.get("slug"), post.get("status"), post.get("likes"), post.get("createdAt"), (post.get("author") or {}).get("userId")]
                   == [want["slug"], want["status"], want["likes"], want["createdAt"], want["authorId"]],
                   post and {k: post.get(k) for k in ("slug", "status", "likes", "createdAt", "author")})
+            check(f"{want['_id']}: the app's decoder takes it (every key, times in ms)", decodes_as_app_post(post), post and sorted(post))
             check(f"{want['_id']}: comments in their Flask order", [c["_id"] for c in post.get("comments", [])] == want["comments"], post.get("comments"))
             by_slug = client.call("GET", f"/api/posts/slug/{want['slug']}", token)
             check(f"/api/posts/slug/{want['slug']} answers the same post", by_slug.status == 200 and by_slug.body.get("_id") == want["_id"], by_slug)
