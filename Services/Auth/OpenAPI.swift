@@ -25,16 +25,7 @@ let openAPI = OpenAPIDocument(
                   "passwordHash": {"type": ["string", "null"]}, "googleSubject": {"type": ["string", "null"]},
                   "profilePicture": {"type": ["string", "null"]}, "createdAt": {"type": "string", "format": "date-time"},
                   "lastLogin": {"type": ["string", "null"], "format": "date-time"}}}}}}}}},
-            "responses": {
-              "200": {"$ref": "#/components/responses/ImportOutcome"},
-              "400": {"$ref": "#/components/responses/Problem"},
-              "401": {"$ref": "#/components/responses/ImportRefused"},
-              "404": {"$ref": "#/components/responses/ImportRefused"},
-              "413": {"$ref": "#/components/responses/ImportRefused"},
-              "415": {"$ref": "#/components/responses/Problem"},
-              "422": {"$ref": "#/components/responses/ImportRefused"},
-              "503": {"$ref": "#/components/responses/Unavailable"}
-            }
+            "responses": \#(importRouteResponses)
           }
         },
         "/api/auth/register": {

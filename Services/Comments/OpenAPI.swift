@@ -19,16 +19,7 @@ let openAPI = OpenAPIDocument(
                 "type": "object", "required": ["_id", "postId", "content", "author", "createdAt"],
                 "properties": {"_id": {"type": "string"}, "postId": {"type": "string"}, "content": {"type": "string"},
                   "author": {"$ref": "#/components/schemas/Author"}, "createdAt": {"type": "string", "format": "date-time"}}}}}}}}},
-            "responses": {
-              "200": {"$ref": "#/components/responses/ImportOutcome"},
-              "400": {"$ref": "#/components/responses/Problem"},
-              "401": {"$ref": "#/components/responses/ImportRefused"},
-              "404": {"$ref": "#/components/responses/ImportRefused"},
-              "413": {"$ref": "#/components/responses/ImportRefused"},
-              "415": {"$ref": "#/components/responses/Problem"},
-              "422": {"$ref": "#/components/responses/ImportRefused"},
-              "503": {"$ref": "#/components/responses/Unavailable"}
-            }
+            "responses": \#(importRouteResponses)
           }
         },
         "/api/posts/{postId}/comments": {

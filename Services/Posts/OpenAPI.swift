@@ -29,16 +29,7 @@ let openAPI = OpenAPIDocument(
                     "publishedAt": {"type": ["string", "null"], "format": "date-time"}, "views": {"type": "integer", "minimum": 0}}}},
                 "aliases": {"type": "array", "items": {"type": "object", "required": ["from", "to"],
                   "properties": {"from": {"type": "string"}, "to": {"type": "string"}}}}}}}}},
-            "responses": {
-              "200": {"$ref": "#/components/responses/ImportOutcome"},
-              "400": {"$ref": "#/components/responses/Problem"},
-              "401": {"$ref": "#/components/responses/ImportRefused"},
-              "404": {"$ref": "#/components/responses/ImportRefused"},
-              "413": {"$ref": "#/components/responses/ImportRefused"},
-              "415": {"$ref": "#/components/responses/Problem"},
-              "422": {"$ref": "#/components/responses/ImportRefused"},
-              "503": {"$ref": "#/components/responses/Unavailable"}
-            }
+            "responses": \#(importRouteResponses)
           }
         },
         "/internal/import/likes": {
@@ -52,16 +43,7 @@ let openAPI = OpenAPIDocument(
               "properties": {"likes": {"type": "array", "maxItems": 500, "items": {
                 "type": "object", "required": ["postId", "userId", "createdAt"],
                 "properties": {"postId": {"type": "string"}, "userId": {"type": "string"}, "createdAt": {"type": "string", "format": "date-time"}}}}}}}}},
-            "responses": {
-              "200": {"$ref": "#/components/responses/ImportOutcome"},
-              "400": {"$ref": "#/components/responses/Problem"},
-              "401": {"$ref": "#/components/responses/ImportRefused"},
-              "404": {"$ref": "#/components/responses/ImportRefused"},
-              "413": {"$ref": "#/components/responses/ImportRefused"},
-              "415": {"$ref": "#/components/responses/Problem"},
-              "422": {"$ref": "#/components/responses/ImportRefused"},
-              "503": {"$ref": "#/components/responses/Unavailable"}
-            }
+            "responses": \#(importRouteResponses)
           }
         },
         "/api/posts": {

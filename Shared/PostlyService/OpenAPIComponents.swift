@@ -1,5 +1,20 @@
 /// What every service's OpenAPI document shares, written once: the operations routes, and the
 /// components several services answer with. `OpenAPIDocument` adds them to a service's own part.
+/// The answers of every internal import route (`ImportGate` and `ImportOutcome`), the same in
+/// auth, posts and comments: interpolated into their documents as the route's `responses`.
+public let importRouteResponses = #"""
+{
+  "200": {"$ref": "#/components/responses/ImportOutcome"},
+  "400": {"$ref": "#/components/responses/Problem"},
+  "401": {"$ref": "#/components/responses/ImportRefused"},
+  "404": {"$ref": "#/components/responses/ImportRefused"},
+  "413": {"$ref": "#/components/responses/ImportRefused"},
+  "415": {"$ref": "#/components/responses/Problem"},
+  "422": {"$ref": "#/components/responses/ImportRefused"},
+  "503": {"$ref": "#/components/responses/Unavailable"}
+}
+"""#
+
 let sharedOpenAPIComponents = #"""
 {
   "paths": {
