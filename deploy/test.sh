@@ -29,7 +29,12 @@ cd "$postly_root"
 swift build --build-tests
 # One test at a time: tests measure latencies (NOTIFY, revocation, timeouts) that mean
 # nothing when every suite competes for two cores.
-swift test --skip-build --no-parallel "$@"
+# CI keeps only the end of what a run prints, so a failed run ends with what failed.
+swift test --skip-build --no-parallel "$@" 2>&1 | tee "$run/swift-test.log" || {
+  echo "== the Swift tests that failed, and why =="
+  grep -E '✘|error:' "$run/swift-test.log" | tail -60
+  exit 1
+}
 
 # The gateway's routing table and problem documents, against fake services.
 "$postly_root/deploy/check-gateway.sh"

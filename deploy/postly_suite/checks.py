@@ -14,6 +14,7 @@ def decodes_as_app_post(post):
 class Checks:
     def __init__(self):
         self.passed, self.failed = 0, 0
+        self.failures = []
 
     def __call__(self, name, condition, detail=""):
         if condition:
@@ -21,9 +22,12 @@ class Checks:
             print(f"ok   {name}", flush=True)
         else:
             self.failed += 1
+            self.failures.append(name)
             print(f"FAIL {name}{': ' + str(detail) if detail else ''}", flush=True)
 
     def summary(self):
-        """Prints the closing line; the process's exit status."""
+        """Prints the closing line, after the failed checks' names (CI keeps only the end of a log); the process's exit status."""
+        for name in self.failures:
+            print(f"failed: {name}")
         print(f"{self.passed} passed, {self.failed} failed")
         return 0 if self.failed == 0 else 1
