@@ -31,3 +31,18 @@ import Testing
         }
     }
 }
+
+/// Searches read the texts of their results while the index's writer adds tokens: a reader
+/// holds nothing up, and what it reads stays as it was when it began.
+@Suite struct TokenTableReadingTests {
+    @Test func theWriterAddsTokensWhileAReaderReads() {
+        let table = TokenTable()
+        let text = IndexedText(tokens: table.number(["", "Kayaks", " on the ", "river", "."], lexemes: [7, 9]))
+        table.read { tokens in
+            let added = IndexedText(tokens: table.number(["", "canoe", "!"], lexemes: [11]))
+            #expect(text.text(in: tokens) == "Kayaks on the river.")
+            table.read { now in #expect(added.text(in: now) == "canoe!") }
+        }
+        #expect(table.size.count == 7)
+    }
+}

@@ -18,7 +18,7 @@ struct IndexedPost: Sendable {
 
     /// The lexemes the post is found by, each once: its title's and its content's; and its
     /// title's.
-    func lexemes(in table: borrowing TokenTable.Tokens) -> (anywhere: Set<UInt32>, inTitle: Set<UInt32>) {
+    func lexemes(in table: TokenTable.Tokens) -> (anywhere: Set<UInt32>, inTitle: Set<UInt32>) {
         var inTitle = Set(title.lexemes(in: table))
         inTitle.remove(LexemeTable.none)
         var anywhere = Set(content.lexemes(in: table))

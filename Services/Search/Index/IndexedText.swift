@@ -46,7 +46,7 @@ struct IndexedText: Sendable {
     }
 
     /// Each word's lexeme, in order (`LexemeTable.none` for a stop word).
-    func lexemes(in table: borrowing TokenTable.Tokens) -> [UInt32] {
+    func lexemes(in table: TokenTable.Tokens) -> [UInt32] {
         var lexemes: [UInt32] = []
         lexemes.reserveCapacity(wordCount)
         for (index, token) in tokens.enumerated() where index % 2 == 1 { lexemes.append(table.lexeme(token)) }
@@ -54,7 +54,7 @@ struct IndexedText: Sendable {
     }
 
     /// The text: its tokens' bytes one after another.
-    func text(in table: borrowing TokenTable.Tokens) -> String {
+    func text(in table: TokenTable.Tokens) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(codes.count * 4)
         for token in tokens { table.append(token, to: &bytes) }
@@ -62,14 +62,14 @@ struct IndexedText: Sendable {
     }
 
     /// The first word whose lexeme is one of `matched`.
-    func firstWord(in matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> Int? {
+    func firstWord(in matched: Set<UInt32>, table: TokenTable.Tokens) -> Int? {
         for (index, token) in tokens.enumerated() where index % 2 == 1 && matched.contains(table.lexeme(token)) { return index / 2 }
         return nil
     }
 
     /// The words `words` (clipped to the text), with what is between them, before the first and
     /// after the last; the words whose lexeme is one of `matched` marked.
-    func split(words: ClosedRange<Int>, matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> SplitText {
+    func split(words: ClosedRange<Int>, matched: Set<UInt32>, table: TokenTable.Tokens) -> SplitText {
         let firstToken = 2 * words.lowerBound, lastToken = 2 * words.upperBound + 2
         var split: [SplitText.Token] = []
         split.reserveCapacity(min(lastToken - firstToken + 1, 2 * wordCount + 1))
@@ -87,14 +87,14 @@ struct IndexedText: Sendable {
     }
 
     /// All of it.
-    func split(matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> SplitText {
+    func split(matched: Set<UInt32>, table: TokenTable.Tokens) -> SplitText {
         split(words: 0...max(0, wordCount - 1), matched: matched, table: table)
     }
 
     /// What the excerpt can show, as `PostgresSearchRepository` reads it: from
     /// `SplitText.wordsBeforeMatch` words before the first match to `wordsAfterMatch` after it,
     /// or the first `excerptMinWords` words when nothing matched.
-    func excerptWords(matched: Set<UInt32>, table: borrowing TokenTable.Tokens) -> SplitText {
+    func excerptWords(matched: Set<UInt32>, table: TokenTable.Tokens) -> SplitText {
         guard let first = firstWord(in: matched, table: table) else {
             return split(words: 0...(SplitText.excerptMinWords - 1), matched: matched, table: table)
         }

@@ -6,13 +6,17 @@ import Synchronization
 /// any text. Shared by the index's writer, which adds tokens, and the searches, which read the
 /// texts of their results.
 final class TokenTable: Sendable {
-    struct Tokens {
-        fileprivate var ids: [String: UInt32] = [:]
+    /// What the tokens are read with. It only grows, so a reader takes it as it is at one
+    /// instant (its arrays shared, not copied) and reads without holding the writer up; the
+    /// writer's next addition copies the arrays if a reader still has them.
+    struct Tokens: Sendable {
         /// Every token's bytes, one after another; token `n` is `bytes[ends[n - 1]..<ends[n]]`.
         fileprivate var bytes: [UInt8] = []
         fileprivate var ends: [UInt32] = []
         /// The lexeme of each token (`LexemeTable.none` for a stop word or what is between words).
         fileprivate var lexemes: [UInt32] = []
+        /// Whether a token holds a byte JSON escapes; most do not, and are copied as they are.
+        fileprivate var needsEscaping: [Bool] = []
 
         func lexeme(_ token: UInt32) -> UInt32 { lexemes[Int(token)] }
 
@@ -34,16 +38,22 @@ final class TokenTable: Sendable {
                     for token in text.tokens {
                         var start = token == 0 ? 0 : Int(ends[Int(token) - 1])
                         let end = Int(ends[Int(token)])
-                        for index in start..<end where bytes[index] < 0x20 || bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "\\") {
-                            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                            start = index + 1
-                            Self.appendEscaped(bytes[index], to: &out)
+                        if needsEscaping[Int(token)] {
+                            for index in start..<end where Self.isEscaped(bytes[index]) {
+                                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                                start = index + 1
+                                Self.appendEscaped(bytes[index], to: &out)
+                            }
                         }
                         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
                     }
                 }
             }
             out.append(UInt8(ascii: "\""))
+        }
+
+        fileprivate static func isEscaped(_ byte: UInt8) -> Bool {
+            byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
         }
 
         private static let hexDigits = Array("0123456789abcdef".utf8)
@@ -65,40 +75,46 @@ final class TokenTable: Sendable {
         }
     }
 
-    private let tokens = Mutex(Tokens())
+    private struct Table {
+        var ids: [String: UInt32] = [:]
+        var tokens = Tokens()
+    }
+
+    private let table = Mutex(Table())
 
     /// The numbers of `tokens` (what is between words and words alternating, starting with
     /// what is between), numbering the new ones; `lexemes` are the words' lexemes, in order.
     func number(_ texts: some Sequence<some StringProtocol>, lexemes: [UInt32]) -> [UInt32] {
-        tokens.withLock { table in
+        table.withLock { table in
             var numbers: [UInt32] = []
             for (index, text) in texts.enumerated() {
                 let isWord = index % 2 == 1
                 let key = String(text)
                 if let id = table.ids[key] {
                     // The same bytes stem the same way; what is between words has no lexeme.
-                    if isWord, index / 2 < lexemes.count, table.lexemes[Int(id)] == LexemeTable.none {
-                        table.lexemes[Int(id)] = lexemes[index / 2]
+                    if isWord, index / 2 < lexemes.count, table.tokens.lexemes[Int(id)] == LexemeTable.none {
+                        table.tokens.lexemes[Int(id)] = lexemes[index / 2]
                     }
                     numbers.append(id)
                     continue
                 }
-                let id = UInt32(table.ends.count)
+                let id = UInt32(table.tokens.ends.count)
                 table.ids[key] = id
-                table.bytes.append(contentsOf: key.utf8)
-                table.ends.append(UInt32(table.bytes.count))
-                table.lexemes.append(isWord && index / 2 < lexemes.count ? lexemes[index / 2] : LexemeTable.none)
+                table.tokens.bytes.append(contentsOf: key.utf8)
+                table.tokens.ends.append(UInt32(table.tokens.bytes.count))
+                table.tokens.lexemes.append(isWord && index / 2 < lexemes.count ? lexemes[index / 2] : LexemeTable.none)
+                table.tokens.needsEscaping.append(key.utf8.contains(where: Tokens.isEscaped))
                 numbers.append(id)
             }
             return numbers
         }
     }
 
-    /// Reads the table; the writer waits meanwhile, so keep it short.
-    func read<R>(_ body: (borrowing Tokens) -> R) -> R {
-        tokens.withLock { body($0) }
+    /// Reads the tokens as they are now, without holding the writer up.
+    func read<R>(_ body: (Tokens) -> R) -> R {
+        body(table.withLock { $0.tokens })
     }
 
     /// Tokens and the bytes they hold, for the memory estimate.
-    var size: (count: Int, bytes: Int) { tokens.withLock { ($0.ends.count, $0.bytes.count) } }
+    var size: (count: Int, bytes: Int) { table.withLock { ($0.tokens.ends.count, $0.tokens.bytes.count) } }
 }
