@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The lexemes PostgreSQL's `english_stem` dictionary gives a word: none for a stop word, else
 /// the Snowball English (Porter2) stem. For the words of a query the lexicon does not have (the
 /// lexicon keeps each word's stems as PostgreSQL made them); `EnglishStemmerTests` holds it to
@@ -5,8 +7,20 @@
 /// out).
 enum EnglishStemmer {
     static func lexemes(of word: String) -> [String] {
-        stopWords.contains(word) ? [] : [stem(word)]
+        if let known = remembered.withLock({ $0[word] }) { return known }
+        let lexemes = stopWords.contains(word) ? [] : [stem(word)]
+        remembered.withLock { remembered in
+            if remembered.count >= rememberedWords { remembered.removeAll(keepingCapacity: true) }
+            remembered[word] = lexemes
+        }
+        return lexemes
     }
+
+    /// The lexemes of the words seen last, so each is stemmed about once: a few thousand words
+    /// make up most of any text, and stemming was most of the cost of indexing a post.
+    /// Emptied when full (a few MB at most).
+    private static let remembered = Mutex<[String: [String]]>([:])
+    private static let rememberedWords = 50_000
 
     static func stem(_ word: String) -> String {
         if let exception = exceptions[word] { return exception }
