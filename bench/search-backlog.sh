@@ -49,20 +49,20 @@ start_service() {
   service_pid=$!
 }
 found() { curl -fs -o /dev/null -D - "http://127.0.0.1:$service_port/api/posts/search?q=$1&limit=1" 2>/dev/null | awk 'tolower($1)=="x-total-count:"{print $2+0}'; }
-produce() { "$tansu_bin" cat produce --broker "tcp://127.0.0.1:$broker_port" postly.posts "$1" >/dev/null; }
+# The events are produced with confluent-kafka (PyPI), in the broker's virtual environment.
+"$postly_root/.deps/venv/bin/python" -c 'import confluent_kafka' 2>/dev/null || "$postly_root/.deps/venv/bin/pip" install -q confluent-kafka==2.16.1
+produce() { "$postly_root/.deps/venv/bin/python" "$here/search/backlog.py" "127.0.0.1:$broker_port" "$@" "$here/../Tests/Fixtures/events/post.created.json"; }
 
 # A first start makes the topics and the tables, and commits the group's offsets past a post.
 start_service
-python3 "$here/search/backlog.py" 1 warmupword "$here/../Tests/Fixtures/events/post.created.json" >"$run/warmup.json"
 for _ in $(seq 600); do curl -fs -o /dev/null "http://127.0.0.1:$service_port/health/ready" && break; sleep 0.1; done
-produce "$run/warmup.json"
+produce 1 warmupword
 for _ in $(seq 300); do [ "$(found warmupword)" = 1 ] && break; sleep 0.1; done
 [ "$(found warmupword)" = 1 ] || { echo "the warm-up post was not found; the log:" >&2; tail -20 "$run/search.log" >&2; exit 1; }
 stop_service
 
-python3 "$here/search/backlog.py" "$backlog" "$word" "$here/../Tests/Fixtures/events/post.created.json" >"$run/backlog.json"
-produce "$run/backlog.json"
-echo "$backlog post events waiting ($(du -h "$run/backlog.json" | cut -f1))"
+produce "$backlog" "$word"
+echo "$backlog post events waiting"
 
 started=$(date +%s.%N)
 start_service

@@ -1,11 +1,14 @@
-"""Post events for bench/search-backlog.sh: BENCH_BACKLOG `post.created` events of published
-posts (a title, 100 to 300 words of sentences sharing one word), as `tansu cat produce` reads
-them (a JSON object a line: key and value), built from the sample event of
-Tests/Fixtures/events."""
+"""Post events for bench/search-backlog.sh, produced to postly.posts on the broker given:
+`count` `post.created` events of published posts (a title, 100 to 300 words of sentences
+sharing `word`), built from the sample event of Tests/Fixtures/events.
+Usage: backlog.py BROKERS COUNT WORD FIXTURE."""
 import json, random, sys, uuid
 
-count, word, fixture = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-random.seed(20261126)
+from confluent_kafka import Producer
+
+brokers, count, word, fixture = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True, "linger.ms": 20})
+random.seed(word)  # the same posts for the same word, other posts for another
 sample = json.load(open(fixture))
 syllables = ["ka", "ya", "ri", "ver", "mo", "un", "tain", "lo", "go", "sta", "tion", "pre", "fer", "al", "de", "sign"]
 vocabulary = ["the", "of", "and", "a", "to", "in", "is", "it"] + ["".join(random.choice(syllables) for _ in range(random.randint(1, 3))) for _ in range(3000)]
@@ -29,4 +32,7 @@ for index in range(count):
                  "contentText": content, "excerpt": content[:200], "slug": f"backlog-{index}", "status": "published",
                  "publishedAt": sample["occurredAt"]})
     event["data"] = data
-    print(json.dumps({"key": post_id, "value": event}))
+    producer.produce("postly.posts", key=post_id, value=json.dumps(event))
+    producer.poll(0)
+if producer.flush(60) > 0:
+    sys.exit("not every event was acknowledged by the broker")
