@@ -1,3 +1,4 @@
+import PostlyModels
 import Synchronization
 
 /// Every distinct token of the indexed texts (a word, or what is between two words), numbered
@@ -39,10 +40,10 @@ final class TokenTable: Sendable {
                         var start = token == 0 ? 0 : Int(ends[Int(token) - 1])
                         let end = Int(ends[Int(token)])
                         if needsEscaping[Int(token)] {
-                            for index in start..<end where Self.isEscaped(bytes[index]) {
+                            for index in start..<end where JSONWriter.isEscaped(bytes[index]) {
                                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
                                 start = index + 1
-                                Self.appendEscaped(bytes[index], to: &out)
+                                JSONWriter.appendEscaped(bytes[index], to: &out)
                             }
                         }
                         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
@@ -50,28 +51,6 @@ final class TokenTable: Sendable {
                 }
             }
             out.append(UInt8(ascii: "\""))
-        }
-
-        fileprivate static func isEscaped(_ byte: UInt8) -> Bool {
-            byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-        }
-
-        private static let hexDigits = Array("0123456789abcdef".utf8)
-
-        private static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            default:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            }
         }
     }
 
@@ -103,7 +82,7 @@ final class TokenTable: Sendable {
                 table.tokens.bytes.append(contentsOf: key.utf8)
                 table.tokens.ends.append(UInt32(table.tokens.bytes.count))
                 table.tokens.lexemes.append(isWord && index / 2 < lexemes.count ? lexemes[index / 2] : LexemeTable.none)
-                table.tokens.needsEscaping.append(key.utf8.contains(where: Tokens.isEscaped))
+                table.tokens.needsEscaping.append(key.utf8.contains(where: JSONWriter.isEscaped))
                 numbers.append(id)
             }
             return numbers
