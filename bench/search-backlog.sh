@@ -12,35 +12,8 @@ backlog=${BENCH_BACKLOG:-10000}
 configuration=${POSTLY_BUILD_CONFIGURATION:-release}
 word=backlogword
 
-run=$(mktemp -d /tmp/postly-search-backlog.XXXXXX)
-chmod 755 "$run"
-service_pid=
-stop_service() {
-  [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null || true
-  service_pid=
-}
-cleanup() {
-  stop_service
-  [ -z "${keys_pid:-}" ] || kill "$keys_pid" 2>/dev/null || true
-  broker_stop "$run/broker"
-  postgres_stop "$run/postgres"
-  rm -rf "$run"
-}
-trap cleanup EXIT
-
-(cd "$postly_root" && swift build -c "$configuration" --product postly-search)
-binary="$(cd "$postly_root" && swift build -c "$configuration" --show-bin-path)/postly-search"
-
-pg_port=$(free_port)
-broker_port=$(free_port)
-postgres_start "$run/postgres" "$pg_port"
-broker_start "$run/broker" "$broker_port"
+source "$here/search/setup.sh"
 "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE postly_search"
-mkdir -p "$run/keys"
-echo '{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"bench","alg":"EdDSA","use":"sig"}]}' >"$run/keys/jwks"
-keys_port=$(free_port)
-python3 -m http.server "$keys_port" --bind 127.0.0.1 --directory "$run/keys" >/dev/null 2>&1 &
-keys_pid=$!
 service_port=$(free_port)
 
 start_service() {

@@ -18,39 +18,8 @@ seconds=${BENCH_SECONDS:-10}
 connections=${BENCH_CONNECTIONS:-32}
 configuration=${POSTLY_BUILD_CONFIGURATION:-release}
 
-run=$(mktemp -d /tmp/postly-search-bench.XXXXXX)
-chmod 755 "$run"
-service_pid=
-stop_service() {
-  [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null || true
-  service_pid=
-}
-cleanup() {
-  stop_service
-  [ -z "${keys_pid:-}" ] || kill "$keys_pid" 2>/dev/null || true
-  gateway_stop "$run/nginx" 2>/dev/null || true
-  broker_stop "$run/broker"
-  postgres_stop "$run/postgres"
-  rm -rf "$run"
-}
-trap cleanup EXIT
-
-(cd "$postly_root" && swift build -c "$configuration" --product postly-search)
-binary="$(cd "$postly_root" && swift build -c "$configuration" --show-bin-path)/postly-search"
-
-pg_port=$(free_port)
-broker_port=$(free_port)
-postgres_start "$run/postgres" "$pg_port"
-broker_start "$run/broker" "$broker_port"
+source "$here/search/setup.sh"
 psql=("$pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U postgres)
-
-# The service is ready once it knows the auth service's keys: a key set of RFC 8037's example
-# key, served from the run folder (no query here needs a token).
-mkdir -p "$run/keys"
-echo '{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"bench","alg":"EdDSA","use":"sig"}]}' >"$run/keys/jwks"
-keys_port=$(free_port)
-python3 -m http.server "$keys_port" --bind 127.0.0.1 --directory "$run/keys" >/dev/null 2>&1 &
-keys_pid=$!
 
 # Starts the service on $database and waits until it is ready (its index loaded).
 start_service() {
