@@ -90,9 +90,9 @@ final class ReindexTarget: Sendable {
     var schema: String { state.withLock { $0.schema } }
     var applied: Int { state.withLock { $0.applied } }
 
-    func record() {
+    func record(_ events: Int) {
         state.withLock { state in
-            state.applied += 1
+            state.applied += events
             state.lastApplied = .now
         }
     }
@@ -118,13 +118,17 @@ final class ReindexTarget: Sendable {
 }
 
 /// `SearchIndexer` writing into the target's schema.
-struct ReindexHandler: EventHandler {
+struct ReindexHandler: BatchEventHandler {
     let target: ReindexTarget
     let indexer = SearchIndexer()
 
     func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        try await apply([event], in: connection)
+    }
+
+    func apply(_ events: [Event], in connection: DatabaseConnection) async throws {
         try await connection.execute("SET LOCAL search_path = \(unescaped: target.schema), public")
-        try await indexer.apply(event, in: connection)
-        target.record()
+        try await indexer.apply(events, in: connection)
+        target.record(events.count)
     }
 }

@@ -16,8 +16,8 @@ import Tracing
 /// retries the same message; it never skips one for that.
 ///
 /// Messages already waiting when one arrives (up to `maxBatch`) are applied together in one
-/// transaction, each still with its own sequence check, and their offsets are committed after
-/// it. When any of them fails, the batch is rolled back and its messages are applied one at
+/// transaction, each still with its own sequence check (two statements for the batch), by a
+/// `BatchEventHandler` all at once, and their offsets are committed after it. When any of them fails, the batch is rolled back and its messages are applied one at
 /// a time, so one bad event never takes its batch-mates to the dead letters.
 public final class EventConsumerRunner: Service {
     private let name: String
@@ -94,11 +94,7 @@ public final class EventConsumerRunner: Service {
         }
         if decoded.count > 1 {
             do {
-                let newer = try await database.transaction { connection in
-                    var newer: [Bool] = []
-                    for (_, event) in decoded { newer.append(try await apply(event, in: connection)) }
-                    return newer
-                }
+                let newer = try await database.transaction { connection in try await apply(decoded.map(\.event), in: connection) }
                 for isNew in newer { (isNew ? applied : skipped).increment() }
                 return
             } catch is CancellationError {
@@ -117,8 +113,8 @@ public final class EventConsumerRunner: Service {
         var backoff = Duration.milliseconds(100)
         while true {
             do {
-                let isNew = try await database.transaction { connection in try await apply(event, in: connection) }
-                (isNew ? applied : skipped).increment()
+                let isNew = try await database.transaction { connection in try await apply([event], in: connection) }
+                (isNew[0] ? applied : skipped).increment()
                 return
             } catch let error as DatabaseError where error.isTransient {
                 // Not this message's fault: wait for the database, keep the place.
@@ -135,31 +131,80 @@ public final class EventConsumerRunner: Service {
         }
     }
 
-    /// Applies `event` in `connection`'s transaction if its sequence is newer than the one
-    /// recorded for its key; tells whether it was. A consumer span in the trace the event
-    /// carries, and a log line with its trace id when it carries one.
-    private func apply(_ event: Event, in connection: DatabaseConnection) async throws -> Bool {
-        try await withSpan("apply \(event.type.rawValue)", context: EventTraceContext.context(of: event), ofKind: .consumer) { span in
+    /// Applies, in `connection`'s transaction, each of `events` whose sequence is newer than the
+    /// one recorded for its key (an earlier event of the batch counts), and records the newest;
+    /// tells which were applied. Each applied event gets a consumer span in the trace it carries,
+    /// and a log line with its trace id when it carries one.
+    private func apply(_ events: [Event], in connection: DatabaseConnection) async throws -> [Bool] {
+        let isNewer = try await recordSequences(of: events, in: connection)
+        let newer = zip(events, isNewer).filter(\.1).map(\.0)
+        let spans = newer.map { event in
+            let span = startSpan("apply \(event.type.rawValue)", context: EventTraceContext.context(of: event), ofKind: .consumer)
             span.attributes["messaging.system"] = "kafka"
             span.attributes["messaging.destination.name"] = event.topic.rawValue
             span.attributes["messaging.consumer.group.name"] = name
             span.attributes["messaging.message.id"] = event.id.uuidString.lowercased()
-            // Records the sequence and tells whether it is newer, in one statement.
-            let newer = try await connection.query(
-                """
-                INSERT INTO consumed_sequences (consumer, topic, key, sequence)
-                VALUES (\(name), \(event.topic.rawValue), \(event.key), \(event.sequence))
-                ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = EXCLUDED.sequence
-                WHERE consumed_sequences.sequence < EXCLUDED.sequence
-                RETURNING sequence
-                """)
-            guard !newer.isEmpty else { return false }
-            try await handler.apply(event, in: connection)
-            if event.traceparent != nil {
-                logger.info("applied a traced event", metadata: ["event": "\(event.id)", "type": "\(event.type.rawValue)"])
-            }
-            return true
+            return span
         }
+        defer { for span in spans { span.end() } }
+        do {
+            if let batching = handler as? any BatchEventHandler {
+                try await batching.apply(newer, in: connection)
+            } else {
+                // Each in its span's context, so what it emits continues the trace.
+                for (event, span) in zip(newer, spans) {
+                    try await ServiceContext.withValue(span.context) { try await handler.apply(event, in: connection) }
+                }
+            }
+        } catch {
+            for span in spans { span.recordError(error) }
+            throw error
+        }
+        for event in newer where event.traceparent != nil {
+            logger.info("applied a traced event", metadata: ["event": "\(event.id)", "type": "\(event.type.rawValue)"])
+        }
+        return isNewer
+    }
+
+    /// Which of `events` are newer than what was applied for their key, in order, after
+    /// recording the newest of each key: two statements for the batch. The first locks each
+    /// key's row (made if missing), so a second consumer of the same key (a rebalance's overlap)
+    /// waits until this transaction ends and then sees what it applied.
+    private func recordSequences(of events: [Event], in connection: DatabaseConnection) async throws -> [Bool] {
+        struct Key: Hashable { var topic: String, key: String }
+        let keys = Array(Set(events.map { Key(topic: $0.topic.rawValue, key: $0.key) }))
+        let rows = try await connection.query(
+            """
+            INSERT INTO consumed_sequences (consumer, topic, key, sequence)
+            SELECT \(name), k.topic, k.key, \(Int.min) FROM unnest(\(keys.map(\.topic))::text[], \(keys.map(\.key))::text[]) AS k(topic, key)
+            ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = consumed_sequences.sequence
+            RETURNING topic, key, sequence
+            """)
+        var newest: [Key: Int64] = [:]
+        for row in rows { newest[Key(topic: try row.decode("topic"), key: try row.decode("key"))] = try row.decode("sequence") }
+        var isNewer: [Bool] = []
+        var changed: Set<Key> = []
+        for event in events {
+            let key = Key(topic: event.topic.rawValue, key: event.key)
+            let newer = event.sequence > newest[key, default: .min]
+            isNewer.append(newer)
+            if newer {
+                newest[key] = event.sequence
+                changed.insert(key)
+            }
+        }
+        guard !changed.isEmpty else { return isNewer }
+        let recorded = Array(changed)
+        // An upsert of rows that exist: each found through the key's index, whatever the table's size.
+        try await connection.execute(
+            """
+            INSERT INTO consumed_sequences (consumer, topic, key, sequence)
+            SELECT \(name), n.topic, n.key, n.sequence
+            FROM unnest(\(recorded.map(\.topic))::text[], \(recorded.map(\.key))::text[], \(recorded.map { Int(newest[$0]!) })::int8[])
+                AS n(topic, key, sequence)
+            ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = EXCLUDED.sequence
+            """)
+        return isNewer
     }
 
     private func deadLetter(_ message: KafkaMessage, reason: String) async throws {

@@ -6,3 +6,9 @@ import PostlyPostgres
 public protocol EventHandler: Sendable {
     func apply(_ event: Event, in connection: DatabaseConnection) async throws
 }
+
+/// A handler that applies a batch of events at once (fewer statements than one event at a
+/// time), in their order. The runner gives it only the events newer than their key's last.
+public protocol BatchEventHandler: EventHandler {
+    func apply(_ events: [Event], in connection: DatabaseConnection) async throws
+}

@@ -39,6 +39,32 @@ import TestSupport
         }
     }
 
+    /// A backlog arrives as one batch: its runs of creations and updates are stored in one
+    /// statement each, and the result is the same as one event at a time.
+    @Test func aBatchOfPostEventsEndsAsTheEventsOneAtATimeWould() async throws {
+        try await SearchTestService.run { service, client in
+            let (edited, published, deleted) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+            let grace = Author(userId: "grace", name: "Grace Hopper")
+            try await service.apply(
+                postEvent(.created, id: edited, title: "Kayak plans", sequence: 1),
+                postEvent(.created, id: published, title: "Kayak draft", status: .draft, author: grace, sequence: 1),
+                postEvent(.updated, id: edited, title: "Kayak voyage", content: "Paddles and a tent.", sequence: 2),
+                postEvent(.created, id: deleted, title: "Kayak rental", sequence: 1),
+                postEvent(.deleted, id: deleted, title: "Kayak rental", sequence: 2),
+                postEvent(.updated, id: published, title: "Kayak journal", author: grace, sequence: 2),
+                // Stale: an older version of the edited post, after the newer one.
+                postEvent(.updated, id: edited, title: "Kayak plans", sequence: 1))
+            #expect(Set(try await client.titles("kayak")) == ["Kayak voyage", "Kayak journal"])
+            #expect(try await client.titles("paddles") == ["Kayak voyage"])
+            #expect(try await client.titles("plans").isEmpty)
+            #expect(try await client.titles("rental").isEmpty)
+            // Their words reached the lexicon with them: a prefix and a typo find them.
+            #expect(try await client.titles("voya") == ["Kayak voyage"])
+            #expect(try await client.titles("jornal") == ["Kayak journal"])
+            #expect(try await client.found("journal").map(\.author.name) == ["Grace Hopper"])
+        }
+    }
+
     @Test func anAuthorsNewNameAndPictureShowOnEveryPostAndAreSearched() async throws {
         try await SearchTestService.run { service, client in
             let ada = Author(userId: "ada", name: "Ada Lovelace")

@@ -68,11 +68,11 @@ struct SearchTestService: Sendable {
         }
     }
 
-    /// Applies events as the consumer would (without its Kafka part), and waits until the index
+    /// Applies events as the consumer would a batch (without its Kafka part), and waits until the index
     /// in memory has them.
     func apply(_ events: Event...) async throws {
         try await database.transaction { connection in
-            for event in events { try await SearchIndexer().apply(event, in: connection) }
+            try await SearchIndexer().apply(events, in: connection)
         }
         try await caughtUp()
     }

@@ -17,15 +17,23 @@ enum AuthorsProjection {
         if changed > 0 { try await recordChange(of: user.userId, name: user.name, in: connection) }
     }
 
-    static func applyPostAuthor(_ author: Author, in connection: DatabaseConnection) async throws {
-        let changed = try await connection.execute(
+    /// The authors of posts just stored (the last of each), in one statement.
+    static func applyPostAuthors(_ authors: [Author], in connection: DatabaseConnection) async throws {
+        var last: [String: Author] = [:]
+        for author in authors { last[author.userId] = author }
+        var rows = JSONWriter(capacity: last.count * 128)
+        rows.array(last.values.sorted { $0.userId < $1.userId })
+        let changed = try await connection.query(
             """
-            INSERT INTO authors (user_id, name, profile_picture) VALUES (\(author.userId), \(author.name), \(author.profilePicture))
+            INSERT INTO authors (user_id, name, profile_picture)
+            SELECT a."userId", a.name, a."profilePicture"
+            FROM jsonb_to_recordset(\(String(decoding: rows.bytes, as: UTF8.self))::jsonb) AS a("userId" text, name text, "profilePicture" text)
             ON CONFLICT (user_id) DO UPDATE SET name = EXCLUDED.name, profile_picture = EXCLUDED.profile_picture
             WHERE authors.sequence = 0
               AND (authors.name, authors.profile_picture) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.profile_picture)
+            RETURNING user_id, name
             """)
-        if changed > 0 { try await recordChange(of: author.userId, name: author.name, in: connection) }
+        for row in changed { try await recordChange(of: row.decode("user_id"), name: row.decode("name"), in: connection) }
     }
 
     private static func recordChange(of userId: String, name: String, in connection: DatabaseConnection) async throws {
