@@ -39,16 +39,5 @@ echo "$backlog post events waiting"
 
 started=$(date +%s.%N)
 start_service
-first=
-while true; do
-  total=$(found "$word" || true)
-  total=${total:-0}
-  [ -z "$first" ] && [ "$total" -gt 0 ] && first=$(date +%s.%N) && first_total=$total
-  [ "$total" -ge "$backlog" ] && break
-  if [ "$(echo "$(date +%s.%N) - $started > 600" | bc)" = 1 ]; then echo "only $total of $backlog after 600 s" >&2; exit 1; fi
-  sleep 0.05
-done
-done_at=$(date +%s.%N)
-echo "$backlog waiting post events searchable $(echo "$done_at - $started" | bc) s after the start: $(echo "$backlog / ($done_at - $started)" | bc) a second"
-echo "  from the first found ($first_total) to the last: $(echo "$done_at - $first" | bc) s, $(echo "($backlog - $first_total) / ($done_at - $first)" | bc) a second"
+python3 "$here/search/found.py" "$service_port" "$word" "$backlog" "$started"
 echo "  RSS $(awk '/VmRSS/{printf "%.0f MiB", $2 / 1024}' "/proc/$service_pid/status")"

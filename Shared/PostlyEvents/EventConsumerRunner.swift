@@ -160,8 +160,11 @@ public final class EventConsumerRunner: Service {
             for span in spans { span.recordError(error) }
             throw error
         }
-        for event in newer where event.traceparent != nil {
-            logger.info("applied a traced event", metadata: ["event": "\(event.id)", "type": "\(event.type.rawValue)"])
+        for (event, span) in zip(newer, spans) where event.traceparent != nil {
+            // In the span's context, so the line carries its trace id.
+            ServiceContext.withValue(span.context) {
+                logger.info("applied a traced event", metadata: ["event": "\(event.id)", "type": "\(event.type.rawValue)"])
+            }
         }
         return isNewer
     }

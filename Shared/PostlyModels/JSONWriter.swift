@@ -47,6 +47,20 @@ public struct JSONWriter {
         if let value { string(value) } else { null() }
     }
 
+    /// Strings written as one string, each preceded by `separator` (so `[]` is `""`), or `null`
+    /// for nil: a list of many strings in one JSON value, which is parsed far faster.
+    public mutating func field(_ key: StaticString, eachAfter separator: String, _ parts: [String]?) {
+        self.key(key)
+        guard let parts else { return null() }
+        bytes.append(UInt8(ascii: "\""))
+        for part in parts {
+            appendContents(of: separator)
+            appendContents(of: part)
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     public mutating func field(_ key: StaticString, _ value: Int) {
         self.key(key)
         bytes.append(contentsOf: String(value).utf8)
@@ -100,6 +114,13 @@ public struct JSONWriter {
 
     private mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
+        appendContents(of: value)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A string's bytes, escaped, without its quotes.
+    private mutating func appendContents(of value: String) {
         var value = value
         value.withUTF8 { utf8 in
             var start = 0
@@ -110,8 +131,6 @@ public struct JSONWriter {
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
-        bytes.append(UInt8(ascii: "\""))
-        needsComma = true
     }
 
     /// Whether a byte of a string's UTF-8 is written escaped: a quote, a backslash, a control character.

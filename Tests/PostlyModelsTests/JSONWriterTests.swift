@@ -51,4 +51,18 @@ import Testing
         let message = Message("Post deleted")
         #expect(try PostlyJSON.encode(message) == Self.encoderBytes(message))
     }
+
+    /// Parts written as one string, each after the separator, read back by splitting on it and
+    /// dropping what is before the first: an empty list and an empty part survive.
+    @Test func partsWrittenAsOneStringSplitBackIntoThem() throws {
+        for parts in [[], [""], ["a"], ["", "b", ""], [Self.awkwardText, "plain", ""]] {
+            var json = JSONWriter()
+            json.object { $0.field("parts", eachAfter: "\u{E000}", parts) }
+            let read = try JSONDecoder().decode([String: String].self, from: Data(json.bytes))["parts"]!
+            #expect(Array(read.split(separator: "\u{E000}", omittingEmptySubsequences: false).dropFirst().map(String.init)) == parts)
+        }
+        var none = JSONWriter()
+        none.object { $0.field("parts", eachAfter: ",", nil) }
+        #expect(String(decoding: none.bytes, as: UTF8.self) == #"{"parts":null}"#)
+    }
 }

@@ -78,23 +78,29 @@ struct SearchIndexer: BatchEventHandler {
         }
     }
 
-    /// Stores the posts as the events carry them (the newest event of each), their texts split
-    /// here (`TextSplit`) where they are plain (the trigger splits the others and, when it is
-    /// published, makes its vectors), adds their new words to the lexicon and logs the changes,
-    /// in one statement that takes the change log's lock first.
+    /// Stores the posts as the events carry them (the newest event of each) and their authors.
     static func index(_ posts: [(snapshot: PostSnapshot, sequence: Int64)], in connection: DatabaseConnection) async throws {
         var newest: [String: (snapshot: PostSnapshot, sequence: Int64)] = [:]
         for post in posts where post.sequence > newest[post.snapshot.post.id]?.sequence ?? .min {
             newest[post.snapshot.post.id] = post
         }
         guard !newest.isEmpty else { return }
-        let documents = newest.values.sorted { $0.snapshot.post.id < $1.snapshot.post.id }.map(Document.init)
+        let sorted = newest.values.sorted { $0.snapshot.post.id < $1.snapshot.post.id }
+        try await store(sorted.map(Document.init), in: connection)
+        try await AuthorsProjection.applyPostAuthors(sorted.map(\.snapshot.post.author), in: connection)
+    }
+
+    /// Stores `documents`, their texts split here (`TextSplit`) where they are plain (the
+    /// trigger splits the others and, when it is published, makes its vectors), adds their new
+    /// words to the lexicon and logs the changes, in one statement that takes the change log's
+    /// lock first.
+    private static func store(_ documents: [Document], in connection: DatabaseConnection) async throws {
         var rows = JSONWriter(capacity: documents.count * 8192)
         rows.array(documents)
         let stored = Set(try await connection.query(
             """
             WITH locked AS (\(unescaped: ChangeLog.lockSelect)),
-            -- The splits come joined (`Document.joined`): one JSON string each, parsed far
+            -- The splits come joined (`Document.separator`): one JSON string each, parsed far
             -- faster than arrays of thousands.
             batch AS (
                 SELECT r.id, r.sequence, r.status, r.title, r.content_text, r.author_id, r.published_at, r.post,
@@ -139,7 +145,6 @@ struct SearchIndexer: BatchEventHandler {
         for document in documents where document.words == nil && document.searchable && stored.contains(document.id) {
             try await addToLexicon(document.title + " " + document.text, in: connection)
         }
-        try await AuthorsProjection.applyPostAuthors(newest.values.map(\.snapshot.post.author), in: connection)
     }
 
     /// A post as `index` stores it: a row of its statement's `jsonb_to_recordset`.
@@ -170,13 +175,10 @@ struct SearchIndexer: BatchEventHandler {
             contentSplit = TextSplit(text)
         }
 
-        /// Each part after a U+E000 (which no part `TextSplit` makes holds), so that the
-        /// statement's `(string_to_array(joined, U&'\E000'))[2:]` is `parts` again, an empty
-        /// part or none included.
-        static func joined(_ parts: [String]?) -> String? {
-            guard let parts else { return nil }
-            return parts.isEmpty ? "" : "\u{E000}" + parts.joined(separator: "\u{E000}")
-        }
+        /// What `TextSplit` makes never holds U+E000: its parts are written each after one, so
+        /// that the statement's `(string_to_array(column, U&'\E000'))[2:]` is the parts again,
+        /// an empty part or none included.
+        static let separator = "\u{E000}"
 
         func write(to json: inout JSONWriter) {
             json.object { json in
@@ -188,12 +190,12 @@ struct SearchIndexer: BatchEventHandler {
                 json.field("author_id", post.author.userId)
                 json.field("published_at", post.publishedAt)
                 json.field("post", post)
-                json.field("title_tokens", Self.joined(titleSplit?.tokens))
-                json.field("title_lexemes", Self.joined(titleSplit?.lexemes))
-                json.field("content_tokens", Self.joined(contentSplit?.tokens))
-                json.field("content_lexemes", Self.joined(contentSplit?.lexemes))
+                json.field("title_tokens", eachAfter: Self.separator, titleSplit?.tokens)
+                json.field("title_lexemes", eachAfter: Self.separator, titleSplit?.lexemes)
+                json.field("content_tokens", eachAfter: Self.separator, contentSplit?.tokens)
+                json.field("content_lexemes", eachAfter: Self.separator, contentSplit?.lexemes)
                 json.field("content_positions", contentSplit?.firstPositions)
-                json.field("words", Self.joined(words))
+                json.field("words", eachAfter: Self.separator, words)
             }
         }
     }
