@@ -17,8 +17,9 @@ import Tracing
 ///
 /// Messages already waiting when one arrives (up to `maxBatch`) are applied together in one
 /// transaction, each still with its own sequence check (two statements for the batch), by a
-/// `BatchEventHandler` all at once, and their offsets are committed after it. When any of them fails, the batch is rolled back and its messages are applied one at
-/// a time, so one bad event never takes its batch-mates to the dead letters.
+/// `BatchEventHandler` all at once, and their offsets are committed after it. When any of them
+/// fails, the batch is rolled back and its messages are applied one at a time, so one bad event
+/// never takes its batch-mates to the dead letters.
 public final class EventConsumerRunner: Service {
     private let name: String
     private let topics: [Topic]
@@ -175,7 +176,9 @@ public final class EventConsumerRunner: Service {
     /// waits until this transaction ends and then sees what it applied.
     private func recordSequences(of events: [Event], in connection: DatabaseConnection) async throws -> [Bool] {
         struct Key: Hashable { var topic: String, key: String }
-        let keys = Array(Set(events.map { Key(topic: $0.topic.rawValue, key: $0.key) }))
+        // In one order, so two consumers locking overlapping keys cannot deadlock.
+        let keys = Set(events.map { Key(topic: $0.topic.rawValue, key: $0.key) }).sorted { ($0.topic, $0.key) < ($1.topic, $1.key) }
+        // A key's new row holds Int.min, below every sequence, until the second statement.
         let rows = try await connection.query(
             """
             INSERT INTO consumed_sequences (consumer, topic, key, sequence)
