@@ -122,10 +122,6 @@ struct ReindexHandler: BatchEventHandler {
     let target: ReindexTarget
     let indexer = SearchIndexer()
 
-    func apply(_ event: Event, in connection: DatabaseConnection) async throws {
-        try await apply([event], in: connection)
-    }
-
     func apply(_ events: [Event], in connection: DatabaseConnection) async throws {
         try await connection.execute("SET LOCAL search_path = \(unescaped: target.schema), public")
         try await indexer.apply(events, in: connection)

@@ -12,3 +12,10 @@ public protocol EventHandler: Sendable {
 public protocol BatchEventHandler: EventHandler {
     func apply(_ events: [Event], in connection: DatabaseConnection) async throws
 }
+
+extension BatchEventHandler {
+    /// One event is a batch of one.
+    public func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        try await apply([event], in: connection)
+    }
+}

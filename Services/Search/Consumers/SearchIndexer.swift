@@ -18,10 +18,6 @@ struct SearchIndexer: BatchEventHandler {
     /// while nothing new arrives.
     private let newest = Gauge(label: "postly_search_newest_event_timestamp_seconds")
 
-    func apply(_ event: Event, in connection: DatabaseConnection) async throws {
-        try await apply([event], in: connection)
-    }
-
     /// Posts' creations and updates one after another (a backlog, a burst) are stored together
     /// in one statement; every other event on its own, in order.
     func apply(_ events: [Event], in connection: DatabaseConnection) async throws {
