@@ -2,7 +2,8 @@
 # Search's freshness under a burst of writes, on the suite that deploy/up.sh runs (start it
 # first), through the gateway: bench/search/freshness.py (writers of 600-word posts, readers,
 # a probe publishing a post a second and polling search for it). BENCH_GATEWAY
-# (http://127.0.0.1:8080), BENCH_SECONDS (60), BENCH_WRITERS (8), BENCH_READERS (8).
+# (http://127.0.0.1:8080), BENCH_SECONDS (60), BENCH_WRITERS (8), BENCH_RATE (their posts a
+# second in all; 0, the default: each as fast as it is answered), BENCH_READERS (8).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../deploy/lib.sh"

@@ -1,10 +1,13 @@
 """bench/search-freshness.sh's measurement, on a running suite through its gateway: search's
 freshness under a burst of writes. BENCH_WRITERS (8) accounts create published posts of about
-600 words as fast as they are answered while BENCH_READERS (8) read the feed and the posts
-created; meanwhile a probe publishes a post a second with a word of its own and polls search
-(every 10 ms) until it is found. Prints the writes and reads a second and the probe's delays,
-201 to found: p50, p99, max, and how many were never found (within 10 s).
-usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_READERS)"""
+600 words, together BENCH_RATE a second (0: each as fast as it is answered), while
+BENCH_READERS (8) read the feed and the posts created; meanwhile a probe publishes a post a
+second with a word of its own and polls search (every 10 ms) until it is found. Only probes
+published during the burst count: a probe slot that passed while the last probe was still
+being looked for is skipped, not made up for afterwards on an idle suite. Prints the writes
+and reads a second and the probe's delays, 201 to found: p50, p99, max, and how many were
+never found (within 10 s).
+usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_RATE, BENCH_READERS)"""
 import os
 import random
 import sys
@@ -17,6 +20,7 @@ from postly_suite.measure import percentile
 gateway = Client.at(sys.argv[1])
 seconds = float(os.environ.get("BENCH_SECONDS", "60"))
 writers = int(os.environ.get("BENCH_WRITERS", "8"))
+rate = float(os.environ.get("BENCH_RATE", "0"))
 readers = int(os.environ.get("BENCH_READERS", "8"))
 
 vocabulary = [unique_word()[:random.randint(3, 9)] for _ in range(3000)]
@@ -31,7 +35,11 @@ def count(kind):
 
 
 def write(token):
+    next_at = time.monotonic()
     while time.monotonic() < stop:
+        if rate > 0:
+            time.sleep(max(0, next_at - time.monotonic()))
+            next_at += writers / rate
         text = " ".join(random.choices(vocabulary, k=600))
         answer = gateway.call("POST", "/api/posts", token, {"title": " ".join(random.choices(vocabulary, k=6)), "content": text, "status": "published"})
         if answer.status == 201:
@@ -56,9 +64,9 @@ delays, missing = [], 0
 def probe():
     global missing
     token, next_at = tokens[-1], time.monotonic() + 1
-    while next_at < stop:
+    while max(next_at, time.monotonic()) < stop:
         time.sleep(max(0, next_at - time.monotonic()))
-        next_at += 1
+        next_at = max(next_at + 1, time.monotonic())
         word = unique_word()
         gateway.call_or_exit("POST", "/api/posts", token, {"title": f"Probe {word}", "content": "A post to find at once.", "status": "published"})
         published = time.monotonic()
