@@ -57,29 +57,33 @@ public final class EventConsumerRunner: Service {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await consumer.run() }
             var messages = consumer.messages.makeAsyncIterator()
+            // A batch's offsets are committed while the next batch is applied: the broker's
+            // answer (tens of milliseconds on a busy machine) is off the path of the events behind
+            // it. Commits still go one at a time, in order.
+            var committing: Task<Void, Never>?
             while case let batch = await messages.nextBatch(upTo: maxBatch), !batch.isEmpty {
                 try await handle(batch)
-                // The last message of each partition: its commit covers the ones before it.
-                var last: [String: KafkaMessage] = [:]
-                for message in batch { last["\(message.topic)/\(message.partition)"] = message }
-                for message in last.values { await commit(message, with: consumer) }
+                await committing?.value
+                committing = Task { await commit(batch, with: consumer) }
             }
+            await committing?.value
         }
     }
 
-    /// Commits `message`'s offset. A commit that fails (the broker has put this consumer out
-    /// of its group: a process paused or starved past its session, a rebalance) loses
-    /// nothing: the batch is durable, the consumer rejoins, and whatever the group hands it
-    /// again is dropped by the sequence check. Only the end of the consumer ends the runner.
-    private func commit(_ message: KafkaMessage, with consumer: KafkaConsumer) async {
+    /// Commits the offsets of `batch`, in one request. A commit that fails (the broker has put
+    /// this consumer out of its group: a process paused or starved past its session, a
+    /// rebalance) loses nothing: the batch is durable, the consumer rejoins, and whatever the
+    /// group hands it again is dropped by the sequence check. Only the end of the consumer ends
+    /// the runner.
+    private func commit(_ batch: [KafkaMessage], with consumer: KafkaConsumer) async {
         do {
-            try await consumer.commit(message)
+            try await consumer.commit(batch)
         } catch KafkaError.closed {
             // Shutting down: the next consumer starts at the last commit that got through.
         } catch {
             logger.warning(
-                "cannot commit an applied event's offset; it may come again and change nothing",
-                metadata: ["topic": "\(message.topic)", "partition": "\(message.partition)", "offset": "\(message.offset)", "error": "\(error)"])
+                "cannot commit applied events' offsets; they may come again and change nothing",
+                metadata: ["events": "\(batch.count)", "error": "\(error)"])
         }
     }
 

@@ -28,6 +28,11 @@ public final class KafkaConsumer: Service, Sendable {
 
     private enum Lifecycle { case idle, running, closed }
 
+    private struct Partition: Hashable {
+        let topic: String
+        let number: Int32
+    }
+
     public init(
         configuration: KafkaConfiguration,
         groupID: String,
@@ -82,16 +87,25 @@ public final class KafkaConsumer: Service, Sendable {
         }
     }
 
-    /// Commits `message.offset + 1` for its partition and returns once the broker has
-    /// stored it: the group's next consumer of that partition starts after `message`.
-    public func commit(_ message: KafkaMessage) async throws {
+    /// Commits, for each partition of `messages`, the offset after its last one, in one request,
+    /// and returns once the broker has stored them: the group's next consumer of a partition
+    /// starts after the latest of `messages` it held.
+    public func commit(_ messages: [KafkaMessage]) async throws {
         guard lifecycle.withLock({ $0 }) != .closed else { throw KafkaError.closed }
+        var next: [Partition: Int64] = [:]
+        for message in messages {
+            let partition = Partition(topic: message.topic, number: message.partition)
+            next[partition] = max(next[partition] ?? 0, message.offset + 1)
+        }
+        guard !next.isEmpty else { return }
         let client = current.withLock { $0 }
-        let code = await runBlocking {
+        let code = await runBlocking { [next] in
             let handle = client.handle
-            guard let list = rd_kafka_topic_partition_list_new(1) else { return RD_KAFKA_RESP_ERR__FAIL }
+            guard let list = rd_kafka_topic_partition_list_new(Int32(next.count)) else { return RD_KAFKA_RESP_ERR__FAIL }
             defer { rd_kafka_topic_partition_list_destroy(list) }
-            rd_kafka_topic_partition_list_add(list, message.topic, message.partition).pointee.offset = message.offset + 1
+            for (partition, offset) in next {
+                rd_kafka_topic_partition_list_add(list, partition.topic, partition.number).pointee.offset = offset
+            }
             return rd_kafka_commit(handle.client, list, 0)
         }
         guard code == RD_KAFKA_RESP_ERR_NO_ERROR else {

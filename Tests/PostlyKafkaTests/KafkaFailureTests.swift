@@ -92,7 +92,7 @@ struct KafkaFailureTests {
 
         #expect(await reader.value == 0)
         let someMessage = KafkaMessage(topic: topic, partition: 0, offset: 0, key: nil, value: [])
-        await #expect(throws: KafkaError.closed) { try await consumer.commit(someMessage) }
+        await #expect(throws: KafkaError.closed) { try await consumer.commit([someMessage]) }
     }
 
     @Test func producerContinuesWhenTheBrokerComesBackEmpty() async throws {
@@ -128,14 +128,14 @@ struct KafkaFailureTests {
 
         try await withRunning([producer, consumer]) {
             _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("before restart")))
-            try await consumer.commit(try await receive(1, from: consumer)[0])
+            try await consumer.commit(try await receive(1, from: consumer))
             broker.stop()
             try await broker.start()
             try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
             _ = try await sendRetrying(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("after restart")), with: producer, for: .seconds(30))
             let after = try await receive(1, from: consumer, within: .seconds(30))[0]
             #expect(after.value == bytes("after restart"))
-            try await consumer.commit(after)
+            try await consumer.commit([after])
         }
     }
 }
@@ -156,7 +156,7 @@ struct KafkaConvergenceTests {
 
         try await withRunning([producer, consumer]) {
             _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("before")))
-            try await consumer.commit(try await receive(1, from: consumer)[0])
+            try await consumer.commit(try await receive(1, from: consumer))
             broker.stop()
             try await Task.sleep(for: .seconds(10))
             try await broker.start()

@@ -102,7 +102,7 @@ struct KafkaRoundTripTests {
             let committing = try KafkaConsumer(configuration: configuration, groupID: groupID, topics: [topic], logger: testLogger)
             let seenAgain = try await withRunning([committing]) {
                 let message = try await receive(1, from: committing)[0]
-                try await committing.commit(message)
+                try await committing.commit([message])
                 return message
             }
             #expect(seenAgain.offset == first.offset)
@@ -114,6 +114,32 @@ struct KafkaRoundTripTests {
             let seenNext = try await withRunning([next]) { try await receive(1, from: next)[0] }
             #expect(seenNext.offset == second.offset)
             #expect(seenNext.value == bytes("second"))
+        }
+    }
+
+    /// A batch spread over partitions is committed in one request: each partition up to its
+    /// last record of the batch, whatever order the records came in.
+    @Test func oneCommitOfABatchCoversEachPartitionUpToItsLastRecord() async throws {
+        let configuration = try testConfiguration()
+        let topic = uniqueName("batch-commit")
+        let groupID = uniqueName("group")
+        try await KafkaTopics.create([topic], partitions: 3, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+
+        try await withRunning([producer]) {
+            for n in 0..<30 { _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "key \(n % 10)", value: bytes("before \(n)"))) }
+            let committing = try KafkaConsumer(configuration: configuration, groupID: groupID, topics: [topic], logger: testLogger)
+            let batch = try await withRunning([committing]) {
+                let batch = try await receive(30, from: committing)
+                try await committing.commit(batch.shuffled())
+                return batch
+            }
+            #expect(Set(batch.map(\.partition)).count > 1, "10 keys spread over 3 partitions")
+
+            for n in 0..<10 { _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "key \(n)", value: bytes("after \(n)"))) }
+            let next = try KafkaConsumer(configuration: configuration, groupID: groupID, topics: [topic], logger: testLogger)
+            let seen = try await withRunning([next]) { try await receive(10, from: next) }
+            #expect(Set(seen.map { String(decoding: $0.value, as: UTF8.self) }) == Set((0..<10).map { "after \($0)" }))
         }
     }
 
