@@ -50,6 +50,12 @@ public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAf
                     ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
                     -- A new change log: every instance loads its index again from the new tables.
                     ALTER TABLE search_rebuild.changes SET SCHEMA public;
+                    -- The lexicon only grows: its words that no post replayed has now (an
+                    -- edited-away word) stay, so every word an instance has in memory is in it.
+                    INSERT INTO public.lexicon (word)
+                    SELECT r.word FROM search_retired.lexicon r
+                    WHERE NOT EXISTS (SELECT 1 FROM public.lexicon l WHERE l.word = r.word)
+                    ORDER BY r.added;
                     -- Words added from now on get numbers above what every instance has loaded.
                     SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
                                   greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));
