@@ -33,16 +33,21 @@ public enum Outbox {
             );
             """)
 
-    /// Adds `event` inside the caller's transaction: it is published if and only if the
-    /// transaction commits.
-    public static func add(_ event: Event, in connection: DatabaseConnection) async throws {
-        let payload = try PostlyJSON.encode(event)
+    /// Adds `events` inside the caller's transaction, in order, in one statement: they are
+    /// published if and only if the transaction commits.
+    public static func add(_ events: [Event], in connection: DatabaseConnection) async throws {
+        guard !events.isEmpty else { return }
+        // Each payload as text (JSON is UTF-8 without a NUL), made bytes again by the statement.
+        let payloads = try events.map { String(decoding: try PostlyJSON.encode($0), as: UTF8.self) }
         try await connection.execute(
             """
             INSERT INTO outbox (event_id, topic, key, payload)
-            VALUES (\(event.id), \(event.topic.rawValue), \(event.key), \(payload))
+            SELECT e.id, e.topic, e.key, convert_to(e.payload, 'UTF8')
+            FROM unnest(\(events.map(\.id))::uuid[], \(events.map(\.topic.rawValue))::text[], \(events.map(\.key))::text[], \(payloads)::text[])
+                WITH ORDINALITY AS e(id, topic, key, payload, position)
+            ORDER BY e.position
             """)
-        // This process's relay publishes it as soon as the transaction commits.
+        // This process's relay publishes them as soon as the transaction commits.
         connection.signalAfterCommit(channel)
     }
 }

@@ -17,21 +17,46 @@ public struct WriteTransaction: Sendable {
     /// what an import brought in (`Event.imported`).
     @discardableResult
     public func emit(_ data: EventData, key: String, actorId: String?, imported: Bool = false) async throws -> Event {
-        let topic = data.type.topic.rawValue
+        try await emit([(data, key)], actorId: actorId, imported: imported)[0]
+    }
+
+    /// `emit(_:key:actorId:imported:)` for each of `events`, in order, in two statements
+    /// however many there are (the scheduler publishes a hundred posts at once).
+    @discardableResult
+    public func emit(_ events: [(data: EventData, key: String)], actorId: String?, imported: Bool = false) async throws -> [Event] {
+        struct Key: Hashable, Comparable {
+            var topic: String, key: String
+            static func < (a: Key, b: Key) -> Bool { (a.topic, a.key) < (b.topic, b.key) }
+        }
+        let keys = events.map { Key(topic: $0.data.type.topic.rawValue, key: $0.key) }
+        var counts: [Key: Int] = [:]
+        for key in keys { counts[key, default: 0] += 1 }
+        // In one order, so two writes locking overlapping keys cannot deadlock.
+        let locked = counts.keys.sorted()
         let rows = try await connection.query(
             """
-            INSERT INTO event_sequences (topic, key, sequence) VALUES (\(topic), \(key), 1)
-            ON CONFLICT (topic, key) DO UPDATE SET sequence = event_sequences.sequence + 1
-            RETURNING sequence
+            INSERT INTO event_sequences (topic, key, sequence)
+            SELECT k.topic, k.key, k.count FROM unnest(\(locked.map(\.topic))::text[], \(locked.map(\.key))::text[], \(locked.map { counts[$0]! })::bigint[])
+                AS k(topic, key, count)
+            ON CONFLICT (topic, key) DO UPDATE SET sequence = event_sequences.sequence + EXCLUDED.sequence
+            RETURNING topic, key, sequence
             """)
-        guard let sequence = try rows.first?.decode("sequence", as: Int64.self) else {
-            throw DatabaseError.decoding(column: "sequence", reason: "no row returned")
+        // Each key's events take its new numbers in order, up to the last returned.
+        var next: [Key: Int64] = [:]
+        for row in rows {
+            let key = Key(topic: try row.decode("topic"), key: try row.decode("key"))
+            next[key] = try row.decode("sequence", as: Int64.self) - Int64(counts[key] ?? 0) + 1
         }
-        let event = Event(
-            producer: producer, key: key, sequence: sequence, actorId: actorId, traceparent: EventTraceContext.current, imported: imported,
-            data: data)
-        try await Outbox.add(event, in: connection)
-        return event
+        var emitted: [Event] = []
+        for (event, key) in zip(events, keys) {
+            guard let sequence = next[key] else { throw DatabaseError.decoding(column: "sequence", reason: "no row returned for \(key.key)") }
+            next[key] = sequence + 1
+            emitted.append(Event(
+                producer: producer, key: key.key, sequence: sequence, actorId: actorId, traceparent: EventTraceContext.current,
+                imported: imported, data: event.data))
+        }
+        try await Outbox.add(emitted, in: connection)
+        return emitted
     }
 
     /// Locks the sequence row of aggregate `key` on `topic` without taking a number, for a

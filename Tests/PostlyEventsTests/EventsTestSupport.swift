@@ -45,7 +45,7 @@ func write(_ events: [Event], perTransaction: Int, to database: Database) async 
     for start in stride(from: 0, to: events.count, by: perTransaction) {
         let batch = Array(events[start..<min(start + perTransaction, events.count)])
         try await database.transaction { connection in
-            for event in batch { try await Outbox.add(event, in: connection) }
+            try await Outbox.add(batch, in: connection)
         }
     }
 }

@@ -37,6 +37,26 @@ import TestSupport
         }
     }
 
+    /// Several events emitted at once (the scheduler's batch) are numbered as one at a time
+    /// would number them, and reach the outbox in their order, each intact.
+    @Test func eventsEmittedTogetherTakeEachKeysNextSequencesInOrder() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let writes = WriteUnit(database: database, producer: "tests", logger: testLogger)
+            func user(_ name: String) -> EventData { .userUpdated(UserSnapshot(userId: "u", name: name, profilePicture: nil)) }
+            _ = try await writes.write { try await $0.emit(user("first"), key: "u", actorId: nil) }
+            let together = try await writes.write { transaction in
+                try await transaction.emit([(user("second"), "u"), (user("\"quoted\" \\ ünïcode"), "v"), (user("third"), "u")], actorId: nil)
+            }
+            #expect(together.map(\.sequence) == [2, 1, 3])
+            let rows = try await database.query("SELECT payload FROM outbox ORDER BY id")
+            let events = try rows.map { try PostlyJSON.decoder().decode(Event.self, from: Data($0.decode("payload", as: [UInt8].self))) }
+            #expect(events.map(\.id) == [events[0].id] + together.map(\.id), "in the order emitted")
+            #expect(events.map(\.sequence) == [1, 2, 1, 3])
+            #expect(events[2].data == user("\"quoted\" \\ ünïcode"), "the payload's bytes as encoded")
+        }
+    }
+
     @Test func aDeadlockBetweenTwoWritesEndsWithBothCommitted() async throws {
         try await TestDatabase.with(poolSize: 4) { database in
             try await schema.apply(to: database)

@@ -332,8 +332,8 @@ public struct PostgresPostRepository: PostRepository {
         guard !records.isEmpty else { return [] }
         try await PostTotals.move(records.map { PostTotals.Move(authorId: $0.authorId, before: .scheduled, after: .published) }, in: connection)
         try await ChangeLog.posts(records.map { ($0.id, $0.authorId, .published) }, in: connection)
+        try await transaction.emit(records.map { (.postUpdated($0.snapshot()), $0.id) }, actorId: nil)
         for record in records {
-            try await transaction.emit(.postUpdated(record.snapshot()), key: record.id, actorId: nil)
             connection.signal(PostChange.written(id: record.id, authorId: record.authorId, statusBefore: .scheduled, statusAfter: .published))
         }
         return records.map { $0.post(comments: []) }

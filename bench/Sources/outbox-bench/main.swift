@@ -71,7 +71,7 @@ func write(_ events: [Event], perTransaction: Int, to database: Database, arriva
         let batch = Array(events[start..<min(start + perTransaction, events.count)])
         arrivals.commit(batch.map(\.id), at: .now)
         try await database.transaction { connection in
-            for event in batch { try await Outbox.add(event, in: connection) }
+            try await Outbox.add(batch, in: connection)
         }
     }
 }
