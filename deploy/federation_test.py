@@ -171,8 +171,7 @@ def main():
     from postly_suite.suite import running_suite
 
     check = Checks()
-    os.environ.update(ENVIRONMENT)
-    with running_suite("federation", check) as suite:
+    with running_suite("federation", check, settings=ENVIRONMENT) as suite:
         try:
             journey(Client(suite.port("gateway")), suite.port("gateway"), check, os.path.join(suite.run_dir, "logs"))
         except Exception as error:  # a crash of the journey is one failure, with where it happened

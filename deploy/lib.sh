@@ -110,17 +110,25 @@ port_in_use() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# service_instances NAME: how many instances of the service run behind the gateway:
+# POSTLY_<NAME>_INSTANCES, or POSTLY_INSTANCES for every service, or 1.
+service_instances() {
+  local var="POSTLY_${1^^}_INSTANCES"
+  echo "${!var:-${POSTLY_INSTANCES:-1}}"
+}
+
 # instance_name NAME INSTANCE: what names an instance's pid and log files: posts, posts-2, ...
 instance_name() {
   if [ "$2" -gt 1 ]; then echo "$1-$2"; else echo "$1"; fi
 }
 
-# gateway_config DIR LISTEN_PORT [UPSTREAM_HOST] [INSTANCES]: writes DIR/nginx.conf, which
-# includes deploy/nginx/postly.conf (the configuration docker-compose uses too), and
+# gateway_config DIR LISTEN_PORT [UPSTREAM_HOST]: writes DIR/nginx.conf, which includes
+# deploy/nginx/postly.conf (the configuration docker-compose uses too), and
 # DIR/postly-upstreams.conf with the local part: the listen address and each service's
-# INSTANCES (default 1) at UPSTREAM_HOST:<their ports>. Every path nginx writes stays inside DIR.
+# instances (service_instances) at UPSTREAM_HOST:<their ports>. Every path nginx writes stays
+# inside DIR.
 gateway_config() {
-  local dir=$1 port=$2 host=${3:-127.0.0.1} instances=${4:-1} name instance servers
+  local dir=$1 port=$2 host=${3:-127.0.0.1} name instance servers
   mkdir -p "$dir/temp"
   {
     echo "# Written by deploy/lib.sh gateway_config; the routes are in deploy/nginx/postly.conf."
@@ -139,7 +147,7 @@ gateway_config() {
   # idempotent methods, so a POST is never sent twice.
   for name in "${postly_all_services[@]}"; do
     servers=""
-    for ((instance = 1; instance <= instances; instance++)); do
+    for ((instance = 1; instance <= $(service_instances "$name"); instance++)); do
       servers+=" server $host:$(service_port "$name" "$instance") max_fails=0;"
     done
     echo "upstream postly_$name {$servers keepalive 32; }"

@@ -15,7 +15,11 @@
 #   POSTLY_RUN_DIR=.run (where state, logs and pids live; the system tests use a folder of their own)
 #   POSTLY_CORS_ORIGINS=http://localhost:3000 (browser origins the gateway allows; * for any)
 #   POSTLY_INSTANCES=1 (how many of each service run behind the gateway; the second at
-#   POSTLY_<NAME>_PORT_2, by default 100 above the first, and so on)
+#   POSTLY_<NAME>_PORT_2, by default 100 above the first, and so on; POSTLY_<NAME>_INSTANCES
+#   for one service)
+#   POSTLY_SERVICE_ENVIRONMENTS=<folder> (each instance started with exactly the variables of
+#   <folder>/<name>[-<instance>].env, one NAME=value a line, instead of the ones below: how
+#   deploy/system_test.py runs the services as the Kubernetes manifests configure them)
 # Any other variable set when calling it (PEXELS_API_KEY, POSTLY_IMPORT_TOKEN for postly-import,
 # ...) reaches the services.
 set -euo pipefail
@@ -29,7 +33,6 @@ pg_port=${POSTLY_POSTGRES_PORT:-5433}
 broker_port=${POSTLY_BROKER_PORT:-9092}
 configuration=${POSTLY_BUILD_CONFIGURATION:-release}
 ready_timeout=${POSTLY_READY_TIMEOUT:-60}
-instances=${POSTLY_INSTANCES:-1}
 export LOG_LEVEL=${LOG_LEVEL:-info}
 run=${POSTLY_RUN_DIR:-$postly_root/.run}
 logs="$run/logs"
@@ -49,7 +52,7 @@ for port in "$gateway_port" "$pg_port" "$broker_port"; do
   if port_in_use "$port"; then say "127.0.0.1:$port is already in use; set the POSTLY_*_PORT variables"; exit 1; fi
 done
 for name in "${services[@]}"; do
-  for ((instance = 1; instance <= instances; instance++)); do
+  for ((instance = 1; instance <= $(service_instances "$name"); instance++)); do
     port=$(service_port "$name" "$instance")
     if port_in_use "$port"; then say "the $name port 127.0.0.1:$port is already in use"; exit 1; fi
   done
@@ -94,17 +97,19 @@ done
 )
 # Where services reach auth's keys and the posts service: the first instance, or with several
 # the gateway, which spreads them as a cluster's Service would (and outlives one's crash).
-if [ "$instances" -gt 1 ]; then
-  auth_url="http://127.0.0.1:$gateway_port" posts_url="http://127.0.0.1:$gateway_port"
-else
-  auth_url="http://127.0.0.1:$(service_port auth)" posts_url="http://127.0.0.1:$(service_port posts)"
-fi
+auth_url="http://127.0.0.1:$(service_port auth)" posts_url="http://127.0.0.1:$(service_port posts)"
+[ "$(service_instances auth)" -eq 1 ] || auth_url="http://127.0.0.1:$gateway_port"
+[ "$(service_instances posts)" -eq 1 ] || posts_url="http://127.0.0.1:$gateway_port"
 for name in "${services[@]}"; do
-  for ((instance = 1; instance <= instances; instance++)); do
+  for ((instance = 1; instance <= $(service_instances "$name"); instance++)); do
     port=$(service_port "$name" "$instance") instance_name=$(instance_name "$name" "$instance")
     say "postly-$instance_name on 127.0.0.1:$port"
     # Each service reads its configuration from these (see README: Configuration).
     (
+      if [ -n "${POSTLY_SERVICE_ENVIRONMENTS:-}" ]; then
+        mapfile -t environment <"$POSTLY_SERVICE_ENVIRONMENTS/$instance_name.env"
+        exec env -i "${environment[@]}" "$bin_dir/postly-$name" >>"$logs/$instance_name.log" 2>&1
+      fi
       export PORT=$port HOST=127.0.0.1 \
         POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_PASSWORD="" \
         POSTGRES_DATABASE="postly_$name" KAFKA_BROKERS="127.0.0.1:$broker_port" \
@@ -118,13 +123,13 @@ for name in "${services[@]}"; do
 done
 
 say "gateway (nginx) on 127.0.0.1:$gateway_port"
-gateway_config "$run/nginx" "$gateway_port" 127.0.0.1 "$instances"
+gateway_config "$run/nginx" "$gateway_port" 127.0.0.1
 gateway_start "$run/nginx" "$gateway_port" "$logs/gateway.log"
 
 # Wait until each service says it is ready (its database and broker reachable).
 failed=()
 for name in "${services[@]}"; do
-  for ((instance = 1; instance <= instances; instance++)); do
+  for ((instance = 1; instance <= $(service_instances "$name"); instance++)); do
     port=$(service_port "$name" "$instance") instance_name=$(instance_name "$name" "$instance") deadline=$((SECONDS + ready_timeout))
     until curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$port/health/ready"; do
       if ! is_running "$(cat "$run/$instance_name.pid")" "postly-$name"; then
@@ -142,7 +147,7 @@ done
   printf '  %-21s %-42s %s\n' "what" "where" "log"
   printf '  %-21s %-42s %s\n' gateway "http://127.0.0.1:$gateway_port/api/" "$logs/gateway.log"
   for name in "${services[@]}"; do
-    for ((instance = 1; instance <= instances; instance++)); do
+    for ((instance = 1; instance <= $(service_instances "$name"); instance++)); do
       instance_name=$(instance_name "$name" "$instance")
       printf '  %-21s %-42s %s\n' "postly-$instance_name" "http://127.0.0.1:$(service_port "$name" "$instance")" "$logs/$instance_name.log"
     done

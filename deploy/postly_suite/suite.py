@@ -10,7 +10,7 @@ import tempfile
 import time
 import uuid
 
-from postly_suite import ROOT
+from postly_suite import ROOT, manifests
 from postly_suite.fake_pexels import FakePexels
 
 SERVICES = ["auth", "posts", "comments", "search", "images", "notifications", "federation"]
@@ -52,9 +52,9 @@ class Suite:
             return int(self.environment[f"POSTLY_{part.upper()}_PORT_{instance}"])
         return int(self.environment[f"POSTLY_{part.upper()}_PORT"])
 
-    @property
-    def instances(self):
-        return int(self.environment.get("POSTLY_INSTANCES", "1"))
+    def instances(self, name):
+        """How many instances of the service run."""
+        return int(self.environment[f"POSTLY_{name.upper()}_INSTANCES"])
 
     def service(self, name, instance=1):
         """Instance `instance` (1, 2, ...) of a service."""
@@ -62,27 +62,40 @@ class Suite:
 
 
 @contextlib.contextmanager
-def running_suite(name, checks, instances=1, settings=None):
+def running_suite(name, checks, instances=1, settings=None, manifests=None):
     """The whole suite, started by deploy/up.sh on free ports in a temporary run folder (removed
     afterwards when every check passed), in front of a fake Pexels that insists on its key;
-    `instances` of each service behind the gateway, `settings` added to their environment."""
+    `instances` of each service behind the gateway, `settings` added to their environment.
+    With `manifests` (an overlay of deploy/k8s), each service runs as many times as its
+    Deployment's replicas instead, each instance with exactly the environment its pod would
+    get (manifest_pods), `settings` and the Pexels key being the operator's."""
     with FakePexels(key=f"{name}-pexels-key-{uuid.uuid4().hex[:12]}") as pexels:
         run_dir = tempfile.mkdtemp(prefix=f"postly-{name}.")
         os.chmod(run_dir, 0o755)
         print(f"the suite's state and logs: {run_dir} (removed when every check passed)", flush=True)
+        settings = dict(settings or {}, PEXELS_BASE_URL=pexels.url)
         environment = dict(os.environ)
         environment.setdefault("POSTLY_BUILD_CONFIGURATION", "debug")
-        for part in ["gateway", "postgres", "broker"] + SERVICES:
+        environment.update({"POSTLY_RUN_DIR": run_dir, "PEXELS_API_KEY": pexels.key})
+        for part in ["gateway", "postgres", "broker"]:
             environment.setdefault(f"POSTLY_{part.upper()}_PORT", str(free_port()))
-        for service in SERVICES:
-            for instance in range(2, instances + 1):
-                environment.setdefault(f"POSTLY_{service.upper()}_PORT_{instance}", str(free_port()))
-        environment["POSTLY_INSTANCES"] = str(instances)
-        environment.update(settings or {})
-        environment.update({"POSTLY_RUN_DIR": run_dir, "PEXELS_API_KEY": pexels.key, "PEXELS_BASE_URL": pexels.url})
         # Every request comes from loopback, which the gateway's per-address limits do not
         # exempt: room for the sign-ins the runs make (tens, some at once).
         environment.setdefault("POSTLY_GATEWAY_SIGNIN_BURST", "200")
+        if manifests:
+            folder = environment["POSTLY_SERVICE_ENVIRONMENTS"] = os.path.join(run_dir, "environments")
+            os.makedirs(folder)
+            for service, pods in manifest_pods(manifests, environment, settings).items():
+                environment[f"POSTLY_{service.upper()}_INSTANCES"] = str(len(pods))
+                for instance, variables in enumerate(pods, start=1):
+                    with open(os.path.join(folder, f"{service}-{instance}.env" if instance > 1 else f"{service}.env"), "w") as f:
+                        f.writelines(f"{key}={value}\n" for key, value in variables.items())
+        else:
+            environment.update(settings)
+            for service in SERVICES:
+                environment[f"POSTLY_{service.upper()}_INSTANCES"] = str(instances)
+                for instance in range(1, instances + 1):
+                    instance_port(environment, service, instance)
         try:
             subprocess.run([os.path.join(ROOT, "deploy", "up.sh")], env=environment, check=True)
             yield Suite(environment, pexels)
@@ -90,6 +103,33 @@ def running_suite(name, checks, instances=1, settings=None):
             subprocess.run([os.path.join(ROOT, "deploy", "down.sh"), "--quiet"], env=environment, check=False)
             if checks.failed == 0:
                 shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def instance_port(environment, service, instance):
+    """Where an instance of a service listens: POSTLY_<NAME>_PORT[_<instance>], free unless set."""
+    return environment.setdefault(f"POSTLY_{service.upper()}_PORT" + (f"_{instance}" if instance > 1 else ""), str(free_port()))
+
+
+def manifest_pods(overlay, environment, settings):
+    """Each service's pods as the overlay configures them, at this machine's addresses: the
+    suite's PostgreSQL and broker, and for the Services' names and the public address the
+    gateway, which spreads requests over a service's instances as its Service would. The
+    Pexels key and the import token are the operator's Secret, the other settings its
+    ConfigMap."""
+    gateway = f"http://127.0.0.1:{environment['POSTLY_GATEWAY_PORT']}"
+    addresses = {
+        "PORT": ("8080", lambda service, instance: instance_port(environment, service, instance)),
+        "POSTGRES_HOST": ("postly-db-rw", "127.0.0.1"),
+        "POSTGRES_PORT": ("5432", environment["POSTLY_POSTGRES_PORT"]),
+        "KAFKA_BROKERS": ("postly-kafka-bootstrap:9092", f"127.0.0.1:{environment['POSTLY_BROKER_PORT']}"),
+        "AUTH_JWKS_URL": ("http://auth:8080/api/auth/jwks", f"{gateway}/api/auth/jwks"),
+        "POSTS_URL": ("http://posts:8080", gateway),
+        "PUBLIC_BASE_URL": ("https://postly.example", gateway),
+    }
+    config, secrets = dict(settings), {"PEXELS_API_KEY": environment["PEXELS_API_KEY"]}
+    if "POSTLY_IMPORT_TOKEN" in config:
+        secrets["POSTLY_IMPORT_TOKEN"] = config.pop("POSTLY_IMPORT_TOKEN")
+    return manifests.pods(overlay, SERVICES, config, secrets, addresses)
 
 
 def settle(client, author, reader, word, seconds):
