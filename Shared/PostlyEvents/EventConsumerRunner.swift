@@ -179,9 +179,7 @@ public final class EventConsumerRunner: Service {
     /// key's row (made if missing), so a second consumer of the same key (a rebalance's overlap)
     /// waits until this transaction ends and then sees what it applied.
     private func recordSequences(of events: [Event], in connection: DatabaseConnection) async throws -> [Bool] {
-        struct Key: Hashable { var topic: String, key: String }
-        // In one order, so two consumers locking overlapping keys cannot deadlock.
-        let keys = Set(events.map { Key(topic: $0.topic.rawValue, key: $0.key) }).sorted { ($0.topic, $0.key) < ($1.topic, $1.key) }
+        let keys = Set(events.map { SequenceKey(topic: $0.topic.rawValue, key: $0.key) }).sorted()
         // A key's new row holds Int.min, below every sequence, until the second statement.
         let rows = try await connection.query(
             """
@@ -190,12 +188,12 @@ public final class EventConsumerRunner: Service {
             ON CONFLICT (consumer, topic, key) DO UPDATE SET sequence = consumed_sequences.sequence
             RETURNING topic, key, sequence
             """)
-        var newest: [Key: Int64] = [:]
-        for row in rows { newest[Key(topic: try row.decode("topic"), key: try row.decode("key"))] = try row.decode("sequence") }
+        var newest: [SequenceKey: Int64] = [:]
+        for row in rows { newest[SequenceKey(topic: try row.decode("topic"), key: try row.decode("key"))] = try row.decode("sequence") }
         var isNewer: [Bool] = []
-        var changed: Set<Key> = []
+        var changed: Set<SequenceKey> = []
         for event in events {
-            let key = Key(topic: event.topic.rawValue, key: event.key)
+            let key = SequenceKey(topic: event.topic.rawValue, key: event.key)
             let newer = event.sequence > newest[key, default: .min]
             isNewer.append(newer)
             if newer {

@@ -24,14 +24,9 @@ public struct WriteTransaction: Sendable {
     /// however many there are (the scheduler publishes a hundred posts at once).
     @discardableResult
     public func emit(_ events: [(data: EventData, key: String)], actorId: String?, imported: Bool = false) async throws -> [Event] {
-        struct Key: Hashable, Comparable {
-            var topic: String, key: String
-            static func < (a: Key, b: Key) -> Bool { (a.topic, a.key) < (b.topic, b.key) }
-        }
-        let keys = events.map { Key(topic: $0.data.type.topic.rawValue, key: $0.key) }
-        var counts: [Key: Int] = [:]
+        let keys = events.map { SequenceKey(topic: $0.data.type.topic.rawValue, key: $0.key) }
+        var counts: [SequenceKey: Int] = [:]
         for key in keys { counts[key, default: 0] += 1 }
-        // In one order, so two writes locking overlapping keys cannot deadlock.
         let locked = counts.keys.sorted()
         let rows = try await connection.query(
             """
@@ -42,9 +37,9 @@ public struct WriteTransaction: Sendable {
             RETURNING topic, key, sequence
             """)
         // Each key's events take its new numbers in order, up to the last returned.
-        var next: [Key: Int64] = [:]
+        var next: [SequenceKey: Int64] = [:]
         for row in rows {
-            let key = Key(topic: try row.decode("topic"), key: try row.decode("key"))
+            let key = SequenceKey(topic: try row.decode("topic"), key: try row.decode("key"))
             next[key] = try row.decode("sequence", as: Int64.self) - Int64(counts[key] ?? 0) + 1
         }
         var emitted: [Event] = []
