@@ -58,7 +58,7 @@ class Suite:
 
     def service(self, name, instance=1):
         """Instance `instance` (1, 2, ...) of a service."""
-        return RunningService(os.path.join(self.run_dir, f"{name}.pid" if instance == 1 else f"{name}-{instance}.pid"))
+        return RunningService(os.path.join(self.run_dir, f"{instance_name(name, instance)}.pid"))
 
 
 @contextlib.contextmanager
@@ -88,7 +88,7 @@ def running_suite(name, checks, instances=1, settings=None, manifests=None):
             for service, pods in manifest_pods(manifests, environment, settings).items():
                 environment[f"POSTLY_{service.upper()}_INSTANCES"] = str(len(pods))
                 for instance, variables in enumerate(pods, start=1):
-                    with open(os.path.join(folder, f"{service}-{instance}.env" if instance > 1 else f"{service}.env"), "w") as f:
+                    with open(os.path.join(folder, f"{instance_name(service, instance)}.env"), "w") as f:
                         f.writelines(f"{key}={value}\n" for key, value in variables.items())
         else:
             environment.update(settings)
@@ -103,6 +103,11 @@ def running_suite(name, checks, instances=1, settings=None, manifests=None):
             subprocess.run([os.path.join(ROOT, "deploy", "down.sh"), "--quiet"], env=environment, check=False)
             if checks.failed == 0:
                 shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def instance_name(service, instance):
+    """What names an instance's files, as deploy/lib.sh's instance_name does: posts, posts-2, ..."""
+    return service if instance == 1 else f"{service}-{instance}"
 
 
 def instance_port(environment, service, instance):
