@@ -21,7 +21,7 @@ psql_stats -P pager=off -c "
     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
     WHERE s.query NOT LIKE '%pg_stat_statements%'
   )
-  SELECT round(100 * total_exec_time / NULLIF(all_time, 0), 1) AS \"%\",
+  SELECT round((100 * total_exec_time / NULLIF(all_time, 0))::numeric, 1) AS \"%\",
          round(total_exec_time::numeric, 0) AS total_ms, calls,
          round((total_exec_time / calls)::numeric, 3) AS mean_ms, rows,
          replace(database, 'postly_', '') AS db,

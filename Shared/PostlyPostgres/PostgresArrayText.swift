@@ -1,17 +1,23 @@
 /// One-dimensional array literals: `{a,"b c",NULL}`.
 enum PostgresArrayText {
+    /// Byte by byte: the outbox binds its events' payloads (kilobytes each) this way, and a
+    /// scalar at a time into a String cost a create a tenth of its CPU. Both escaped bytes are
+    /// ASCII, so never part of a longer UTF-8 sequence.
     static func format(_ elements: [String]) -> String {
-        var text = "{"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(elements.reduce(2) { $0 + $1.utf8.count + 3 })
+        bytes.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
-            if index > 0 { text += "," }
-            text += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" { text += "\\" }
-                text.unicodeScalars.append(character)
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
             }
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
-        return text + "}"
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A cell's elements, none of them NULL.

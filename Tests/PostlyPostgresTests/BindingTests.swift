@@ -24,6 +24,14 @@ struct BindingTests {
         }
     }
 
+    @Test func hostileStringsRoundTripInAnArray() async throws {
+        try await TestDatabase.with { database in
+            let rows = try await database.query(
+                "SELECT s FROM unnest(\(Self.hostileStrings)::text[]) WITH ORDINALITY AS t(s, i) ORDER BY i")
+            #expect(try rows.map { try $0.decode("s", as: String.self) } == Self.hostileStrings)
+        }
+    }
+
     @Test func nulByteIsRejectedBeforeSendingAndTheConnectionStillWorks() async throws {
         try await TestDatabase.with(poolSize: 1) { database in
             await #expect(throws: DatabaseError.invalidParameter("parameter $2 contains a NUL byte")) {

@@ -33,6 +33,10 @@ import Testing
         #expect(long.excerpt.count <= 200)
         #expect(!long.excerpt.contains("<"))
         #expect(long.excerpt.hasPrefix("Title lorem ipsum"))
+        // Cut after a whole word, as many as fit before the `…`.
+        let cut = long.excerpt.dropLast()
+        #expect(long.excerpt.hasSuffix("…") && long.text!.hasPrefix(cut + " ") && cut.count + " lorem".count > 199)
+        #expect(PostRendering(markdown: String(repeating: "x", count: 300)).excerpt == String(repeating: "x", count: 199) + "…")
         #expect(PostRendering(markdown: "a < b & **c**").excerpt == "a < b & c")
     }
 

@@ -25,14 +25,20 @@ public struct PostRendering: Sendable, Hashable {
         self.text = rendering.text
     }
 
-    /// The text cut at a word boundary with `…` when longer than 200 characters.
+    /// The text cut at a word boundary with `…` when longer than 200 characters. Only its
+    /// first words are looked at (and each counted once): a post's text runs to thousands.
     static func excerpt(of text: String) -> String {
-        guard text.count > excerptLength else { return text }
+        guard let limit = text.index(text.startIndex, offsetBy: excerptLength, limitedBy: text.endIndex), limit < text.endIndex else {
+            return text
+        }
         var cut = ""
-        for word in text.split(separator: " ") {
-            let next = cut.isEmpty ? String(word) : cut + " " + word
-            if next.count > excerptLength - 1 { break }
-            cut = next
+        var cutLength = 0
+        // At most 100 words fit, each a character and a space; the 101st piece is the rest.
+        for word in text.split(separator: " ", maxSplits: excerptLength / 2) {
+            let length = cut.isEmpty ? word.count : cutLength + 1 + word.count
+            if length > excerptLength - 1 { break }
+            cut += cut.isEmpty ? word : " " + word
+            cutLength = length
         }
         if cut.isEmpty { cut = String(text.prefix(excerptLength - 1)) }
         return cut + "…"

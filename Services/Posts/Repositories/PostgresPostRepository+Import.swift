@@ -35,10 +35,10 @@ extension PostgresPostRepository {
             SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
             """
         ).first.map(PostRecord.init) else { return .existing }
-        try await PostTotals.move(authorId: post.author.userId, from: nil, to: post.status, in: connection)
         try await ChangeLog.post(post.id, authorId: post.author.userId, status: post.status, in: connection)
         try await transaction.emit(
             .postCreated(record.snapshot(contentText: rendering.text)), key: post.id, actorId: post.author.userId, imported: true)
+        try await PostTotals.move(authorId: post.author.userId, from: nil, to: post.status, in: connection)
         connection.signal(PostChange.written(id: post.id, authorId: post.author.userId, statusBefore: nil, statusAfter: post.status))
         return .created
     }

@@ -167,9 +167,9 @@ public struct PostgresPostRepository: PostRepository {
             SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
-        try await PostTotals.move(authorId: caller.userId, from: nil, to: schedule.status, in: connection)
         try await ChangeLog.post(id, authorId: caller.userId, status: schedule.status, in: connection)
         try await transaction.emit(.postCreated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
+        try await PostTotals.move(authorId: caller.userId, from: nil, to: schedule.status, in: connection)
         connection.signal(PostChange.written(id: id, authorId: caller.userId, statusBefore: nil, statusAfter: schedule.status))
         return record.post(comments: [])
     }
@@ -220,11 +220,12 @@ public struct PostgresPostRepository: PostRepository {
             SELECT \(unescaped: Self.columns) FROM p LEFT JOIN users u ON u.user_id = p.author_id
             """
         ).first.map(PostRecord.init) else { throw PostError.notFound }
-        try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
         try await ChangeLog.post(id, authorId: current.authorId, status: status, in: connection)
         try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
+        let post = try await Self.post(record, in: connection)
+        try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
         connection.signal(PostChange.written(id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status))
-        return .updated(try await Self.post(record, in: connection))
+        return .updated(post)
     }
 
     public func delete(id: String, by caller: Caller, in transaction: WriteTransaction) async throws {
@@ -234,9 +235,9 @@ public struct PostgresPostRepository: PostRepository {
         // events may arrive before the post's), so its rows go here.
         try await connection.execute("DELETE FROM posts WHERE id = \(id)")
         try await connection.execute("DELETE FROM comments WHERE post_id = \(id)")
-        try await PostTotals.move(authorId: record.authorId, from: record.status, to: nil, in: connection)
         try await ChangeLog.post(id, authorId: record.authorId, status: nil, in: connection)
         try await transaction.emit(.postDeleted(record.snapshot(deletedAt: Date())), key: id, actorId: caller.userId)
+        try await PostTotals.move(authorId: record.authorId, from: record.status, to: nil, in: connection)
         connection.signal(PostChange.written(id: id, authorId: record.authorId, statusBefore: record.status, statusAfter: nil))
     }
 
@@ -330,9 +331,9 @@ public struct PostgresPostRepository: PostRepository {
             """
         ).map(PostRecord.init)
         guard !records.isEmpty else { return [] }
-        try await PostTotals.move(records.map { PostTotals.Move(authorId: $0.authorId, before: .scheduled, after: .published) }, in: connection)
         try await ChangeLog.posts(records.map { ($0.id, $0.authorId, .published) }, in: connection)
         try await transaction.emit(records.map { (.postUpdated($0.snapshot()), $0.id) }, actorId: nil)
+        try await PostTotals.move(records.map { PostTotals.Move(authorId: $0.authorId, before: .scheduled, after: .published) }, in: connection)
         for record in records {
             connection.signal(PostChange.written(id: record.id, authorId: record.authorId, statusBefore: .scheduled, statusAfter: .published))
         }
