@@ -14,7 +14,7 @@ func buildApplication(
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger, options: options)
     return kit.application(
         router: buildRouter(kit, index: index),
-        consumers: [kit.consumer(of: [.posts, .users, .comments], handler: SearchIndexer(knownWords: index.lexicon))],
+        consumers: [kit.consumer(of: [.posts, .users, .comments], handler: SearchIndexer(index: index))],
         services: [IndexFollower(index: index, database: kit.database, logger: logger)])
 }
 

@@ -72,7 +72,7 @@ struct SearchTestService: Sendable {
     /// in memory has them.
     func apply(_ events: Event...) async throws {
         try await database.transaction { connection in
-            try await SearchIndexer(knownWords: index.lexicon).apply(events, in: connection)
+            try await SearchIndexer(index: index).apply(events, in: connection)
         }
         try await caughtUp()
     }

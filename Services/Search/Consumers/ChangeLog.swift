@@ -18,11 +18,9 @@ enum ChangeLog {
     /// notifies `channel` when it commits (once, however many times this runs). One lock per
     /// schema, so a reindex filling its own tables does not wait for the live consumer.
     static func lock(in connection: DatabaseConnection) async throws {
-        try await connection.execute("\(unescaped: lockSelect)")
+        try await connection.execute(
+            "SELECT pg_advisory_xact_lock(\(lockKey)::int, hashtext(current_schema())), pg_notify(\(channel), '')")
     }
-
-    /// What `lock` runs, for a statement that takes the lock itself before it records a change.
-    static let lockSelect = "SELECT pg_advisory_xact_lock(\(lockKey)::int, hashtext(current_schema())), pg_notify('\(channel)', '')"
 
     /// Post `id` changed: its row, likes or comments.
     static func record(post id: String, in connection: DatabaseConnection) async throws {

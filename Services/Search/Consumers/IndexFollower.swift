@@ -38,7 +38,8 @@ struct IndexFollower: Service {
             var more = false
             do {
                 if let loaded = generation, let position = index.position, ContinuousClock.now - lastLook < ChangeLog.kept / 2 {
-                    let changes = try await rows.changes(after: position, wordsAfter: index.lexicon.loadedUpTo)
+                    let changes = try await rows.changes(
+                        after: position, wordsAfter: index.lexicon.loadedUpTo, stored: index.stored.after(position, generation: loaded))
                     if changes.generation == loaded {
                         apply(changes)
                         more = changes.isPartial

@@ -71,13 +71,15 @@ struct IndexRows {
 
     /// The changes after `position` (at most `chunk` of them) with the posts and authors they
     /// name as they are now, and the lexicon's words after `wordsAfter`: read in that order in
-    /// one statement, so the words of every post read are among the words.
-    func changes(after position: Int64, wordsAfter: Int64) async throws -> Changes {
+    /// one statement, so the words of every post read are among the words. A post whose last
+    /// change read is one of `stored` is taken from there, not read.
+    func changes(after position: Int64, wordsAfter: Int64, stored: [Int64: StoredPosts.Stored] = [:]) async throws -> Changes {
         let rows = try await database.query(
             """
             WITH changed AS MATERIALIZED (
                 SELECT position, post_id, author_id FROM changes WHERE position > \(position) ORDER BY position LIMIT \(chunk)
-            )
+            ),
+            latest AS (SELECT post_id, max(position) AS position FROM changed WHERE post_id IS NOT NULL GROUP BY post_id)
             SELECT 'log' AS kind, NULL AS key, (SELECT max(position) FROM changed) AS number, NULL::int AS likes, NULL AS body,
                    NULL AS title_tokens, NULL AS title_lexemes, NULL AS content_tokens, NULL AS content_lexemes, NULL AS comments,
                    NULL AS picture, NULL::text[] AS lexemes,
@@ -85,8 +87,12 @@ struct IndexRows {
             UNION ALL
             -- A post changed and no longer published has no row here: it is removed.
             SELECT 'post', c.post_id, \(unescaped: Self.postColumns), NULL, NULL
-            FROM (SELECT DISTINCT post_id FROM changed WHERE post_id IS NOT NULL) c
+            FROM latest c
             LEFT JOIN documents d ON d.id = c.post_id AND d.vector IS NOT NULL AND d.post IS NOT NULL
+            WHERE c.position <> ALL(\(stored.keys.map(Int.init)))
+            UNION ALL
+            SELECT 'stored', post_id, position, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+            FROM latest WHERE position = ANY(\(stored.keys.map(Int.init)))
             UNION ALL
             SELECT 'author', a.user_id, NULL, NULL, a.name, NULL, NULL, NULL, NULL, NULL, a.profile_picture,
                    tsvector_to_array(a.name_vector), NULL, NULL
@@ -104,6 +110,13 @@ struct IndexRows {
                 changes.isPartial = try row.decode("count", as: Int.self) == chunk
             case "post":
                 if row.isNull("body") { changes.removed.append(try row.decode("key")) } else { changes.posts.append(try post(row)) }
+            case "stored":
+                switch stored[try row.decode("number")] {
+                case .published(let published):
+                    changes.posts.append(post(published))
+                case .hidden, nil:  // (nil never: only `stored`'s positions are asked for)
+                    changes.removed.append(try row.decode("key"))
+                }
             case "author":
                 changes.authors.append((try row.decode("key"), try author(row)))
             default:
@@ -138,11 +151,26 @@ struct IndexRows {
         let decoder = PostlyJSON.decoder()
         let post = try decoder.decode(Post.self, from: Data(try row.decode("body", as: [UInt8].self)))
         let comments = try row.decode("comments", as: [UInt8]?.self).map { try decoder.decode([Comment].self, from: Data($0)) }
-        let (content, contentText) = try text(row, "content_tokens", "content_lexemes")
+        return indexed(
+            post, likes: try row.decode("likes"), publishedAt: try row.decode("number"), comments: comments ?? [],
+            title: try split(row, "title_tokens", "title_lexemes"), content: try split(row, "content_tokens", "content_lexemes"))
+    }
+
+    /// A post as this instance's consumer stored it (it has no comments).
+    private func post(_ stored: StoredPosts.Published) -> IndexedPost {
+        indexed(
+            stored.post, likes: stored.likes, publishedAt: stored.publishedAt, comments: [],
+            title: (stored.title.tokens, stored.title.lexemes), content: (stored.content.tokens, stored.content.lexemes))
+    }
+
+    private func indexed(
+        _ post: Post, likes: Int, publishedAt: Int64?, comments: [Comment], title: (tokens: [String], lexemes: [String]),
+        content: (tokens: [String], lexemes: [String])
+    ) -> IndexedPost {
+        let contentIsText = content.tokens.joined().utf8.elementsEqual(post.content.utf8)
         return IndexedPost(
-            id: post.id, author: post.author, publishedAt: try row.decode("number", as: Int64?.self) ?? .min,
-            likes: try row.decode("likes"), listed: ListedPost(post, contentIsText: contentText.utf8.elementsEqual(post.content.utf8)),
-            comments: comments ?? [], title: try text(row, "title_tokens", "title_lexemes").text, content: content)
+            id: post.id, author: post.author, publishedAt: publishedAt ?? .min, likes: likes,
+            listed: ListedPost(post, contentIsText: contentIsText), comments: comments, title: text(title), content: text(content))
     }
 
     private func author(_ row: Row) throws -> IndexedAuthor {
@@ -155,17 +183,21 @@ struct IndexRows {
         (try row.decode("key"), try row.decode("lexemes"))
     }
 
-    /// A text as the index keeps it, and the text itself (its tokens joined).
-    private func text(_ row: Row, _ tokensColumn: String, _ lexemesColumn: String) throws -> (text: IndexedText, joined: String) {
+    /// A text's tokens and its words' lexemes, as the columns keep them.
+    private func split(_ row: Row, _ tokensColumn: String, _ lexemesColumn: String) throws -> (tokens: [String], lexemes: [String]) {
         let split = Self.split(try row.decode(tokensColumn, as: [UInt8].self))
-        let words = split.count / 2
-        var wordLexemes = words == 0 ? [] : Self.split(try row.decode(lexemesColumn, as: [UInt8].self))
+        return (split, split.count < 2 ? [] : Self.split(try row.decode(lexemesColumn, as: [UInt8].self)))
+    }
+
+    /// A text as the index keeps it, from its tokens and its words' lexemes.
+    private func text(_ split: (tokens: [String], lexemes: [String])) -> IndexedText {
+        let words = split.tokens.count / 2
+        var wordLexemes = split.lexemes
         // Never otherwise; a text and its lexemes are written together.
         if wordLexemes.count != words {
             wordLexemes = Array(wordLexemes.prefix(words)) + Array(repeating: "", count: max(0, words - wordLexemes.count))
         }
-        let numbers = tokens.number(split, lexemes: lexemes.number(wordLexemes))
-        return (IndexedText(tokens: numbers), split.joined())
+        return IndexedText(tokens: tokens.number(split.tokens, lexemes: lexemes.number(wordLexemes)))
     }
 
     /// The parts of `joined` between each U+E000 (none when it is empty), found by their bytes:

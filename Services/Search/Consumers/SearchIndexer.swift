@@ -12,11 +12,14 @@ import PostlyPostgres
 /// stale and repeated events already; the row guards (`sequence`, tombstones) make a second
 /// consumer replaying the topics (a reindex) just as safe.
 struct SearchIndexer: BatchEventHandler {
-    /// The lexicon of this instance's index in memory, when the indexer writes the tables it is
-    /// loaded from: each of its words is in the `lexicon` table too (the lexicon only grows, and
-    /// a reindex keeps every word), so only a post's other words are sent to be added. Nil for
-    /// a reindex's replay into tables of its own: it sends them all.
-    var knownWords: Lexicon?
+    /// This instance's index in memory, when the indexer writes the tables it is loaded from:
+    /// - each word of its lexicon is in the `lexicon` table too (the lexicon only grows, and a
+    ///   reindex keeps every word), so only a post's other words are sent to be added;
+    /// - the posts stored are handed to it (`StoredPosts`), so its follower need not read them
+    ///   back.
+    ///
+    /// Nil for a reindex's replay into tables of its own: it sends every word, hands nothing.
+    var index: SearchIndex?
 
     /// Seconds from an event's commit (`occurredAt`) to its application, for the last one.
     private let lag = Gauge(label: "postly_search_index_lag_seconds")
@@ -88,20 +91,51 @@ struct SearchIndexer: BatchEventHandler {
         }
         guard !newest.isEmpty else { return }
         let sorted = newest.values.sorted { $0.snapshot.post.id < $1.snapshot.post.id }
-        try await Self.store(sorted.map { Document($0, knownWords: knownWords) }, in: connection)
+        let documents = sorted.map { Document($0, knownWords: index?.lexicon) }
+        let stored = try await Self.store(documents, in: connection)
         try await AuthorsProjection.applyPostAuthors(sorted.map(\.snapshot.post.author), in: connection)
+        index?.stored.add(Self.handOff(documents, stored))
+    }
+
+    /// What `store` stored as the follower would read it back, where that is exactly the
+    /// document: split here, and without comments.
+    private static func handOff(_ documents: [Document], _ stored: [String: StoredRow]) -> [StoredPosts.Key: StoredPosts.Stored] {
+        var handed: [StoredPosts.Key: StoredPosts.Stored] = [:]
+        for document in documents {
+            guard let row = stored[document.id], let title = document.titleSplit, let content = document.contentSplit else { continue }
+            let key = StoredPosts.Key(generation: row.generation, position: row.position)
+            if !document.searchable {
+                handed[key] = .hidden
+            } else if !row.hasComments {
+                handed[key] = .published(.init(post: document.post, likes: row.likes, publishedAt: row.publishedAt, title: title, content: content))
+            }
+        }
+        return handed
+    }
+
+    /// A document `store` stored: where in the change log, and what the table adds to it.
+    private struct StoredRow {
+        var generation: Int64
+        var position: Int64
+        var likes: Int
+        /// Microseconds since 1970.
+        var publishedAt: Int64?
+        var hasComments: Bool
     }
 
     /// Stores `documents`, their texts split here (`TextSplit`) where they are plain (the
     /// trigger splits the others and, when it is published, makes its vectors), adds their new
-    /// words to the lexicon and logs the changes, in one statement that takes the change log's
-    /// lock first.
-    private static func store(_ documents: [Document], in connection: DatabaseConnection) async throws {
+    /// words to the lexicon and logs the changes, in one statement after the change log's lock
+    /// is taken (so the statement sees every change logged before its own). Returns the
+    /// documents stored, by id.
+    private static func store(_ documents: [Document], in connection: DatabaseConnection) async throws -> [String: StoredRow] {
         var rows = JSONWriter(capacity: documents.count * 8192)
         rows.array(documents)
-        let stored = Set(try await connection.query(
+        try await ChangeLog.lock(in: connection)
+        var stored: [String: StoredRow] = [:]
+        for row in try await connection.query(
             """
-            WITH locked AS (\(unescaped: ChangeLog.lockSelect)),
+            WITH
             -- The splits come joined (`Document.separator`): one JSON string each, parsed far
             -- faster than arrays of thousands.
             batch AS (
@@ -130,7 +164,7 @@ struct SearchIndexer: BatchEventHandler {
                     content_tokens = EXCLUDED.content_tokens, content_lexemes = EXCLUDED.content_lexemes,
                     content_positions = EXCLUDED.content_positions
                 WHERE documents.sequence < EXCLUDED.sequence AND NOT documents.deleted
-                RETURNING id
+                RETURNING id, likes, (extract(epoch FROM published_at) * 1000000)::bigint AS published_at
             ),
             words AS (
                 INSERT INTO lexicon (word)
@@ -143,14 +177,21 @@ struct SearchIndexer: BatchEventHandler {
                 ORDER BY n.word
                 ON CONFLICT (word) DO NOTHING
             ),
-            -- The lock is taken before the changes' positions are.
-            changed AS (INSERT INTO changes (post_id) SELECT s.id FROM stored s, locked RETURNING post_id)
-            SELECT post_id FROM changed
-            """).map { try $0.decode("post_id", as: String.self) })
+            changed AS (INSERT INTO changes (post_id) SELECT id FROM stored RETURNING position, post_id)
+            SELECT c.post_id, c.position, s.likes, s.published_at, to_regclass('changes')::oid::bigint AS generation,
+                   EXISTS (SELECT 1 FROM comments m WHERE m.post_id = c.post_id AND NOT m.deleted) AS has_comments
+            FROM changed c JOIN stored s ON s.id = c.post_id
+            """)
+        {
+            stored[try row.decode("post_id")] = StoredRow(
+                generation: try row.decode("generation"), position: try row.decode("position"), likes: try row.decode("likes"),
+                publishedAt: try row.decode("published_at"), hasComments: try row.decode("has_comments"))
+        }
         // Texts TextSplit leaves to PostgreSQL: their words as PostgreSQL splits them.
-        for document in documents where document.words == nil && document.searchable && stored.contains(document.id) {
+        for document in documents where document.words == nil && document.searchable && stored[document.id] != nil {
             try await addToLexicon(document.title + " " + document.text, in: connection)
         }
+        return stored
     }
 
     /// A post as `index` stores it: a row of its statement's `jsonb_to_recordset`.

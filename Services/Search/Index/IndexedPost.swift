@@ -2,7 +2,7 @@ import PostlyModels
 
 /// A published post as the index in memory keeps it: what ranks it, what it is found by, and
 /// what its result shows.
-struct IndexedPost: Sendable {
+struct IndexedPost: Sendable, Equatable {
     var id: String
     /// As the post's events gave it: shown while no author event or row told of the author.
     var author: Author

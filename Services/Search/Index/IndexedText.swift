@@ -3,7 +3,7 @@
 /// is between), each token by its number in the `TokenTable` (which knows its bytes and its
 /// lexeme), the numbers written as variable-length integers (7 bits a byte, the last byte of
 /// each below 128): one to three bytes a token instead of its bytes and 4 bytes a word.
-struct IndexedText: Sendable {
+struct IndexedText: Sendable, Equatable {
     private var codes: [UInt8]
     private(set) var wordCount: Int
 

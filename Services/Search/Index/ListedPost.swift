@@ -6,7 +6,7 @@ import PostlyModels
 /// anyway (`IndexedText`: a post without Markdown), nor `contentHtml` (read for the page when
 /// asked for) is kept here: they would double a post's memory. The keys are
 /// `Post.writeFields`' keys in the same sorted order.
-struct ListedPost: Sendable {
+struct ListedPost: Sendable, Equatable {
     /// `{"_id":...` | `,"content":...` (empty when it is the indexed text) |
     /// `,"coverImage":...,"createdAt":...,"excerpt":...` | `,"publishAt":...,"views":...`
     private let bytes: [UInt8]

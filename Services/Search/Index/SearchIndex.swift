@@ -10,6 +10,8 @@ final class SearchIndex: Sendable {
     /// The words typos and prefixes are looked up among, changed in the same step as the
     /// posts (just before them, so a typo finds a post no later than its exact word).
     let lexicon = Lexicon()
+    /// What this instance's consumer stored, for the follower to apply without reading it back.
+    let stored = StoredPosts()
     private let state = Mutex<IndexState?>(nil)
 
     struct NotLoaded: Error {}
