@@ -91,10 +91,31 @@ struct SearchIndexer: BatchEventHandler {
         }
         guard !newest.isEmpty else { return }
         let sorted = newest.values.sorted { $0.snapshot.post.id < $1.snapshot.post.id }
-        let documents = sorted.map { Document($0, knownWords: index?.lexicon) }
-        let stored = try await Self.store(documents, in: connection)
+        let (documents, rows) = await Self.prepare(sorted, knownWords: index?.lexicon)
+        let stored = try await Self.store(documents, rows: rows, in: connection)
         try await AuthorsProjection.applyPostAuthors(sorted.map(\.snapshot.post.author), in: connection)
         index?.stored.add(Self.handOff(documents, stored))
+    }
+
+    /// The posts' documents and their rows' JSON, made on every core at once: splitting the
+    /// texts is most of what a batch costs this process, and the database waits for it.
+    private static func prepare(
+        _ posts: [(snapshot: PostSnapshot, sequence: Int64)], knownWords: Lexicon?
+    ) async -> (documents: [Document], rows: [[UInt8]]) {
+        await withTaskGroup(of: (Int, Document, [UInt8]).self) { group in
+            for (offset, post) in posts.enumerated() {
+                group.addTask {
+                    let document = Document(post, knownWords: knownWords)
+                    var row = JSONWriter(capacity: 4096 + 4 * document.text.utf8.count)
+                    document.write(to: &row)
+                    return (offset, document, row.bytes)
+                }
+            }
+            var prepared = [(Document, [UInt8])?](repeating: nil, count: posts.count)
+            for await (offset, document, row) in group { prepared[offset] = (document, row) }
+            let all = prepared.compactMap { $0 }
+            return (all.map(\.0), all.map(\.1))
+        }
     }
 
     /// What `store` stored as the follower would read it back, where that is exactly the
@@ -128,9 +149,15 @@ struct SearchIndexer: BatchEventHandler {
     /// words to the lexicon and logs the changes, in one statement after the change log's lock
     /// is taken (so the statement sees every change logged before its own). Returns the
     /// documents stored, by id.
-    private static func store(_ documents: [Document], in connection: DatabaseConnection) async throws -> [String: StoredRow] {
-        var rows = JSONWriter(capacity: documents.count * 8192)
-        rows.array(documents)
+    private static func store(_ documents: [Document], rows: [[UInt8]], in connection: DatabaseConnection) async throws -> [String: StoredRow] {
+        var array: [UInt8] = [UInt8(ascii: "[")]
+        array.reserveCapacity(rows.reduce(2) { $0 + $1.count + 1 })
+        for (offset, row) in rows.enumerated() {
+            if offset > 0 { array.append(UInt8(ascii: ",")) }
+            array.append(contentsOf: row)
+        }
+        array.append(UInt8(ascii: "]"))
+        let json = String(decoding: array, as: UTF8.self)
         try await ChangeLog.lock(in: connection)
         var stored: [String: StoredRow] = [:]
         for row in try await connection.query(
@@ -145,7 +172,7 @@ struct SearchIndexer: BatchEventHandler {
                        (string_to_array(r.content_tokens, U&'\\E000'))[2:] AS content_tokens,
                        (string_to_array(r.content_lexemes, U&'\\E000'))[2:] AS content_lexemes,
                        r.content_positions, (string_to_array(r.words, U&'\\E000'))[2:] AS words
-                FROM jsonb_to_recordset(\(String(decoding: rows.bytes, as: UTF8.self))::jsonb) AS r(
+                FROM jsonb_to_recordset(\(json)::jsonb) AS r(
                     id text, sequence bigint, status text, title text, content_text text, author_id text,
                     published_at timestamptz, post jsonb, title_tokens text, title_lexemes text, content_tokens text,
                     content_lexemes text, content_positions tsvector, words text)
@@ -195,7 +222,7 @@ struct SearchIndexer: BatchEventHandler {
     }
 
     /// A post as `index` stores it: a row of its statement's `jsonb_to_recordset`.
-    private struct Document: JSONWritable {
+    private struct Document: JSONWritable, Sendable {
         var post: Post
         var sequence: Int64
         var text: String
