@@ -4,12 +4,24 @@ import PostlyModels
 
 /// What a new post is made of, validated.
 public struct NewPost: Sendable, Hashable {
-    public var title: String
-    public var content: String
+    public let title: String
+    public let content: String
     /// nil: `published`, unless `publishAt` schedules it.
-    public var status: PostStatus?
-    public var coverImage: String?
-    public var publishAt: PublishAtRequest = .absent
+    public let status: PostStatus?
+    public let coverImage: String?
+    public let publishAt: PublishAtRequest
+    /// The content rendered, once, before the write's transaction opens (and not again when
+    /// the transaction is retried): the transaction holds a connection only for its statements.
+    public let rendering: PostRendering
+
+    public init(title: String, content: String, status: PostStatus?, coverImage: String?, publishAt: PublishAtRequest = .absent) {
+        self.title = title
+        self.content = content
+        self.status = status
+        self.coverImage = coverImage
+        self.publishAt = publishAt
+        rendering = PostRendering(markdown: content)
+    }
 }
 
 /// The fields a `PUT` changes; nil leaves a field as it is (`coverImage: .some(nil)` removes it).

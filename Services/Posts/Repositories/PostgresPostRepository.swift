@@ -150,7 +150,7 @@ public struct PostgresPostRepository: PostRepository {
         let connection = transaction.connection
         let schedule = try PublishSchedule.resolve(current: nil, requested: new.status, publishAt: new.publishAt, now: transaction.now)
         let id = UUID().uuidString.lowercased()
-        let rendering = PostRendering(markdown: new.content)
+        let rendering = new.rendering
         let slug = try await claimSlug(Slug.make(from: new.title), fallback: id, for: id, in: connection)
         let now = Date()
         // The new row comes back with its author's name in the same round trip.
