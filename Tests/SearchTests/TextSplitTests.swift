@@ -6,8 +6,7 @@ import TestSupport
 
 /// The indexer splits plain texts itself; its tokens, lexemes and lexicon words must be what
 /// PostgreSQL's `search_tokens`, `search_lexemes` and `search_words` make of them (the oracle
-/// and the queries PostgreSQL splits rely on it), with each lexeme's first position as
-/// `search_positions` gives it; and what is not plain is left to PostgreSQL.
+/// and the queries PostgreSQL splits rely on it); and what is not plain is left to PostgreSQL.
 @Suite struct TextSplitTests {
     @Test func plainTextIsSplitAsPostgreSQLSplitsIt() async throws {
         try await QueryTextTests.withSearchDatabase { database in
@@ -28,7 +27,7 @@ import TestSupport
             }
             let rows = try await database.query(
                 """
-                SELECT t.i, search_tokens(t.text) AS tokens, search_positions(search_lexemes(search_tokens(t.text)))::text AS positions, search_lexemes(search_tokens(t.text)) AS lexemes,
+                SELECT t.i, search_tokens(t.text) AS tokens, search_lexemes(search_tokens(t.text)) AS lexemes,
                        array(SELECT w FROM unnest(tsvector_to_array(to_tsvector('search_words', t.text))) AS w
                              WHERE w ~ '^[[:alpha:]]{2,40}$') AS words
                 FROM unnest(\(texts)::text[]) WITH ORDINALITY AS t(text, i) ORDER BY t.i
@@ -39,9 +38,6 @@ import TestSupport
                 split += 1
                 #expect(mine.tokens == (try row.decode("tokens", as: [String].self)), "\(text.debugDescription)")
                 #expect(mine.lexemes == (try row.decode("lexemes", as: [String].self)), "\(text.debugDescription)")
-                #expect(
-                    Set(mine.firstPositions.split(separator: " ")) == Set((try row.decode("positions", as: String.self)).split(separator: " ")),
-                    "\(text.debugDescription)")
                 #expect(Set(mine.lexiconWords) == Set(try row.decode("words", as: [String].self)), "\(text.debugDescription)")
             }
             #expect(split > texts.count / 4, "\(split) of \(texts.count) split in Swift")

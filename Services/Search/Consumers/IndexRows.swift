@@ -57,7 +57,7 @@ struct IndexRows {
                 let rows = try await connection.query(
                     """
                     SELECT d.id AS key, \(unescaped: Self.postColumns) FROM documents d
-                    WHERE d.vector IS NOT NULL AND d.post IS NOT NULL AND d.id > \(after) ORDER BY d.id LIMIT \(chunk)
+                    WHERE d.status = 'published' AND NOT d.deleted AND d.post IS NOT NULL AND d.id > \(after) ORDER BY d.id LIMIT \(chunk)
                     """)
                 for row in rows { state.upsert(try post(row)) }
                 guard rows.count == chunk, let last = rows.last else { break }
@@ -88,7 +88,7 @@ struct IndexRows {
             -- A post changed and no longer published has no row here: it is removed.
             SELECT 'post', c.post_id, \(unescaped: Self.postColumns), NULL, NULL
             FROM latest c
-            LEFT JOIN documents d ON d.id = c.post_id AND d.vector IS NOT NULL AND d.post IS NOT NULL
+            LEFT JOIN documents d ON d.id = c.post_id AND d.status = 'published' AND NOT d.deleted AND d.post IS NOT NULL
             WHERE c.position <> ALL(\(stored.keys.map(Int.init)))
             UNION ALL
             SELECT 'stored', post_id, position, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL

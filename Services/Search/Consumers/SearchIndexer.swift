@@ -7,7 +7,7 @@ import PostlyPostgres
 
 /// Keeps the index's tables from `postly.posts`, `postly.users` and `postly.comments`: a
 /// published post is indexed (title weighted above content) and its new words go to the
-/// lexicon; a draft or deleted post keeps its row without vectors, so it is never found. Each
+/// lexicon; a draft or deleted post keeps its row, but only published ones are found. Each
 /// change is logged (`ChangeLog`) for every instance's index in memory. The runner has dropped
 /// stale and repeated events already; the row guards (`sequence`, tombstones) make a second
 /// consumer replaying the topics (a reindex) just as safe.
@@ -145,9 +145,9 @@ struct SearchIndexer: BatchEventHandler {
     }
 
     /// Stores `documents`, their texts split here (`TextSplit`) where they are plain (the
-    /// trigger splits the others and, when it is published, makes its vectors), adds their new
-    /// words to the lexicon and logs the changes, in one statement after the change log's lock
-    /// is taken (so the statement sees every change logged before its own). Returns the
+    /// trigger splits the others), adds their new words to the lexicon and logs the changes,
+    /// in one statement after the change log's lock is taken (so the statement sees every
+    /// change logged before its own). Returns the
     /// documents stored, by id.
     private static func store(_ documents: [Document], rows: [[UInt8]], in connection: DatabaseConnection) async throws -> [String: StoredRow] {
         var array: [UInt8] = [UInt8(ascii: "[")]
@@ -171,25 +171,24 @@ struct SearchIndexer: BatchEventHandler {
                        (string_to_array(r.title_lexemes, U&'\\E000'))[2:] AS title_lexemes,
                        (string_to_array(r.content_tokens, U&'\\E000'))[2:] AS content_tokens,
                        (string_to_array(r.content_lexemes, U&'\\E000'))[2:] AS content_lexemes,
-                       r.content_positions, (string_to_array(r.words, U&'\\E000'))[2:] AS words
+                       (string_to_array(r.words, U&'\\E000'))[2:] AS words
                 FROM jsonb_to_recordset(\(json)::jsonb) AS r(
                     id text, sequence bigint, status text, title text, content_text text, author_id text,
                     published_at timestamptz, post jsonb, title_tokens text, title_lexemes text, content_tokens text,
-                    content_lexemes text, content_positions tsvector, words text)
+                    content_lexemes text, words text)
             ),
             stored AS (
                 INSERT INTO documents (
                     id, sequence, status, title, content_text, author_id, published_at, post,
-                    title_tokens, title_lexemes, content_tokens, content_lexemes, content_positions)
+                    title_tokens, title_lexemes, content_tokens, content_lexemes)
                 SELECT id, sequence, status, title, content_text, author_id, published_at, post,
-                       title_tokens, title_lexemes, content_tokens, content_lexemes, content_positions
+                       title_tokens, title_lexemes, content_tokens, content_lexemes
                 FROM batch
                 ON CONFLICT (id) DO UPDATE SET
                     sequence = EXCLUDED.sequence, status = EXCLUDED.status, title = EXCLUDED.title,
                     content_text = EXCLUDED.content_text, author_id = EXCLUDED.author_id, published_at = EXCLUDED.published_at,
                     post = EXCLUDED.post, title_tokens = EXCLUDED.title_tokens, title_lexemes = EXCLUDED.title_lexemes,
-                    content_tokens = EXCLUDED.content_tokens, content_lexemes = EXCLUDED.content_lexemes,
-                    content_positions = EXCLUDED.content_positions
+                    content_tokens = EXCLUDED.content_tokens, content_lexemes = EXCLUDED.content_lexemes
                 WHERE documents.sequence < EXCLUDED.sequence AND NOT documents.deleted
                 RETURNING id, likes, (extract(epoch FROM published_at) * 1000000)::bigint AS published_at
             ),
@@ -270,13 +269,12 @@ struct SearchIndexer: BatchEventHandler {
                 json.field("title_lexemes", eachAfter: Self.separator, titleSplit?.lexemes)
                 json.field("content_tokens", eachAfter: Self.separator, contentSplit?.tokens)
                 json.field("content_lexemes", eachAfter: Self.separator, contentSplit?.lexemes)
-                json.field("content_positions", contentSplit?.firstPositions)
                 json.field("words", eachAfter: Self.separator, words)
             }
         }
     }
 
-    /// Leaves a tombstone: no content, no vectors, no comments.
+    /// Leaves a tombstone: no content, no comments.
     static func remove(postId: String, sequence: Int64, in connection: DatabaseConnection) async throws {
         let changed = try await connection.execute(
             """

@@ -82,18 +82,6 @@ struct TextSplit: Sendable, Equatable {
         self.lexiconWords = lexiconWords
     }
 
-    /// Each lexeme at its first word (1 for the first, at most 16383, tsvector's limit), as a
-    /// tsvector's text: what `search_positions` makes of `lexemes`. A plain text's lexemes are
-    /// letters and digits, so none needs escaping.
-    var firstPositions: String {
-        var seen: Set<String> = []
-        var vector: [String] = []
-        for (index, lexeme) in lexemes.enumerated() where !lexeme.isEmpty && seen.insert(lexeme).inserted {
-            vector.append("'\(lexeme)':\(min(index + 1, 16383))")
-        }
-        return vector.joined(separator: " ")
-    }
-
     private static let separators = Set(" \t\n\r!\"#$%'()*+,-:;=@[\\]^_`{|}".unicodeScalars.map(\.value))
 
     private static func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }

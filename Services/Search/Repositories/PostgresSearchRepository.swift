@@ -10,13 +10,14 @@ import PostlyService
 ///
 /// A search is three statements: the query's words as the index folds them; the ranked page
 /// with the number of all matches; the comments of the page's posts. Every query word becomes
-/// a stemmed query of its alternatives (`search_query`), looked up in the GIN indexes of the
-/// posts' vectors, their titles' vectors and the authors' names; each hit sets the word's bit,
-/// and the bits counted per post give the ranking: words matched, words in the title, words
+/// a stemmed query of its alternatives (`search_query`), matched against the published posts'
+/// vectors, their titles' vectors (both made from the stored split for each search: slow, and
+/// only the tests search this way) and the authors' names; each hit sets the word's bit, and
+/// the bits counted per post give the ranking: words matched, words in the title, words
 /// matched exactly, then the newest. Only the page is sorted and read in full; the rest is
 /// counted. The highlights are made here from the words the index stored for each title and
-/// content (`SplitText`), the excerpt around the first matched word's stored position: no text
-/// is parsed again for a search.
+/// content (`SplitText`), the excerpt around the first matched word (`search_positions`): no
+/// text is parsed again for a search.
 struct PostgresSearchRepository: SearchRepository {
     let database: Database
     let lexicon: Lexicon
@@ -49,21 +50,29 @@ struct PostgresSearchRepository: SearchRepository {
                 matched AS MATERIALIZED (
                     SELECT tsvector_to_array(to_tsvector('search_english', \(everything))) AS lexemes
                 ),
+                -- The published posts' vectors, made from their split as the index in memory
+                -- reads it: the title weighted A, the content C.
+                found AS MATERIALIZED (
+                    SELECT d.id, d.published_at, d.author_id, t.title_vector,
+                           setweight(t.title_vector, 'A') || setweight(array_to_tsvector(array_remove(d.content_lexemes, '')), 'C') AS vector
+                    FROM documents d CROSS JOIN LATERAL (SELECT array_to_tsvector(array_remove(d.title_lexemes, '')) AS title_vector) t
+                    WHERE d.status = 'published' AND NOT d.deleted
+                ),
                 hits AS (
                     SELECT d.id, d.published_at, 1 << w.i AS word, CASE WHEN w.simple THEN 1 << w.i ELSE 0 END AS exact, 0 AS titled
-                    FROM words w JOIN documents d ON d.vector @@ w.any_q
+                    FROM words w JOIN found d ON d.vector @@ w.any_q
                     UNION ALL
                     -- Titles from their own index: a check of every match's title costs more.
                     SELECT d.id, d.published_at, 0, 0, 1 << w.i
-                    FROM words w JOIN documents d ON d.title_vector @@ w.any_q
+                    FROM words w JOIN found d ON d.title_vector @@ w.any_q
                     UNION ALL
                     SELECT d.id, d.published_at, 0, 1 << w.i, 0
-                    FROM words w JOIN documents d ON d.vector @@ w.exact_q
+                    FROM words w JOIN found d ON d.vector @@ w.exact_q
                     WHERE NOT w.simple
                     UNION ALL
                     SELECT d.id, d.published_at, 1 << w.i, CASE WHEN a.name_vector @@ w.exact_q THEN 1 << w.i ELSE 0 END, 0
                     FROM words w JOIN authors a ON a.name_vector @@ w.any_q
-                    JOIN documents d ON d.author_id = a.user_id AND d.vector IS NOT NULL
+                    JOIN found d ON d.author_id = a.user_id
                 ),
                 ranked AS MATERIALIZED (
                     SELECT id, published_at, bit_count(bit_or(word)::bit(32)) AS matched,
@@ -91,7 +100,7 @@ struct PostgresSearchRepository: SearchRepository {
                         SELECT coalesce(greatest(first_match - \(SplitText.wordsBeforeMatch), 1), 1) AS first_word,
                                coalesce(first_match + \(SplitText.wordsAfterMatch), \(SplitText.excerptMinWords)) AS last_word
                         FROM (SELECT min(p.positions[1]) AS first_match
-                              FROM unnest(ts_filter(setweight(d.content_positions, 'A', (SELECT lexemes FROM matched)), '{a}')) AS p
+                              FROM unnest(ts_filter(setweight(search_positions(d.content_lexemes), 'A', (SELECT lexemes FROM matched)), '{a}')) AS p
                         ) AS first
                     ) AS around
                 ) found ON true
