@@ -119,18 +119,38 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    /// A string's bytes, escaped, without its quotes.
+    /// A string's bytes, escaped, without its quotes. Texts are long (a post and its HTML) and
+    /// rarely need an escape, so they are scanned eight bytes at a time.
     private mutating func appendContents(of value: String) {
         var value = value
         value.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress else { return }
             var start = 0
-            for (index, byte) in utf8.enumerated() where Self.isEscaped(byte) {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                start = index + 1
-                Self.appendEscaped(byte, to: &bytes)
+            var index = 0
+            while index < utf8.count {
+                while index + 8 <= utf8.count, !Self.anyEscaped(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                    index += 8
+                }
+                guard index < utf8.count else { break }
+                let byte = base[index]
+                if Self.isEscaped(byte) {
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: base + start, count: index - start))
+                    start = index + 1
+                    Self.appendEscaped(byte, to: &bytes)
+                }
+                index += 1
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+            bytes.append(contentsOf: UnsafeBufferPointer(start: base + start, count: utf8.count - start))
         }
+    }
+
+    /// Whether any of eight bytes `isEscaped`: the exact tests for a byte below a bound and for
+    /// a zero byte, applied to each byte at once (Hacker's Delight 6-1; Anderson's bit hacks).
+    @inline(__always) static func anyEscaped(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func anyBelow(_ x: UInt64, _ bound: UInt64) -> Bool { (x &- ones &* bound) & ~x & highs != 0 }
+        return anyBelow(word, 0x20) || anyBelow(word ^ (ones &* 0x22), 1) || anyBelow(word ^ (ones &* 0x5C), 1)
     }
 
     /// Whether a byte of a string's UTF-8 is written escaped: a quote, a backslash, a control character.

@@ -47,6 +47,20 @@ import Testing
             == Self.encoderBytes(PostPage(posts: [], pagination: Pagination(total: 0, page: 1, limit: 10))))
     }
 
+    /// Texts are scanned eight bytes at a time: an escaped byte (and two together) at every
+    /// place around those eight, between plain ASCII and multi-byte letters, is still escaped.
+    @Test func escapesAreFoundWhereverTheyFallInALongText() throws {
+        for escaped in ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\"\\"] {
+            for before in 0..<17 {
+                for filler in ["a", "é", "😀"] {
+                    let text = String(repeating: filler, count: before) + escaped + String(repeating: "x~\u{7F}/", count: 5)
+                    let post = Self.post(text: text, optionalsPresent: true, comments: 0, seconds: 0)
+                    #expect(try PostlyJSON.encode(post) == Self.encoderBytes(post), "\(before) × \(filler) then \(escaped.debugDescription)")
+                }
+            }
+        }
+    }
+
     @Test func otherValuesGoThroughTheEncoder() throws {
         let message = Message("Post deleted")
         #expect(try PostlyJSON.encode(message) == Self.encoderBytes(message))

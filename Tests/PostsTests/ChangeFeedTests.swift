@@ -89,6 +89,28 @@ import TestSupport
         return page
     }
 
+    /// A page is written by `JSONWriter`: the same bytes as `JSONEncoder` with sorted keys,
+    /// for each kind of entry and a tombstone.
+    @Test func aPageIsWrittenAsTheEncoderWritesIt() throws {
+        let at = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let author = Author(userId: "u1", name: "Ada \"Quote\" \u{1F600}", profilePicture: nil)
+        let comment = PostlyModels.Comment(id: "c1", postId: "p1", content: "Nice\n</script>", author: author, createdAt: at)
+        let post = Post(
+            id: "p1", title: "T\u{0007}", content: "Body", contentHtml: "<p>Body</p>", excerpt: "Body", slug: "t", status: .published,
+            coverImage: nil, author: author, views: 3, likes: 1, comments: [comment], commentsCount: 1, readTime: 1,
+            createdAt: at, updatedAt: at, publishedAt: at, version: 2)
+        let entries = [
+            ChangeEntry(kind: .post, id: "p1", changedAt: at, post: post),
+            ChangeEntry(kind: .post, id: "p2", changedAt: at, reason: "unpublished"),
+            ChangeEntry(kind: .comment, id: "c1", changedAt: at, postId: "p1", comment: comment),
+            ChangeEntry(kind: .comment, id: "c2", changedAt: at, postId: "p1"),
+            ChangeEntry(kind: .author, id: "u1", changedAt: at, author: author),
+        ]
+        for page in [ChangePage(changes: entries, next: "cursor", more: true), ChangePage(changes: [], next: "", more: false)] {
+            #expect(try PostlyJSON.encode(page) == Array(PostlyJSON.encoder().encode(page)))
+        }
+    }
+
     @Test func othersSeeTombstonesOfDeletedAndUnpublishedPostsAndNeverADraft() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

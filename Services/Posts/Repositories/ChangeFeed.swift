@@ -50,6 +50,34 @@ struct ChangePage: Encodable, Sendable {
     var more: Bool
 }
 
+/// A page holds up to 500 whole posts: written by `JSONWriter`, in the bytes `encode(to:)`
+/// gives through `PostlyJSON.encoder()` (sorted keys), several times faster.
+extension ChangePage: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.field("changes", changes)
+            json.field("more", more)
+            json.field("next", next)
+        }
+    }
+}
+
+extension ChangeEntry: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            if let author { json.field("author", author) }
+            json.field("changedAt", changedAt)
+            if let comment { json.field("comment", comment) }
+            json.field("deleted", deleted)
+            json.field("id", id)
+            json.field("kind", kind.rawValue)
+            if let post { json.field("post", post) }
+            if let postId { json.field("postId", postId) }
+            if let reason { json.field("reason", reason) }
+        }
+    }
+}
+
 /// Why a cursor cannot be read from.
 enum ChangeFeedError: Error, Sendable, Hashable {
     /// Of another epoch (the log was restored), or before the last tombstone purged: the
