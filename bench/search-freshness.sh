@@ -9,4 +9,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../deploy/lib.sh"
 gateway=${BENCH_GATEWAY:-http://127.0.0.1:${POSTLY_GATEWAY_PORT:-8080}}
 curl -fs -o /dev/null --max-time 2 "$gateway/health/live" || { echo "search-freshness.sh: no suite at $gateway; start it with deploy/up.sh" >&2; exit 1; }
-exec python3 "$here/search/freshness.py" "$gateway"
+BENCH_PG_PORT=${BENCH_PG_PORT:-${POSTLY_POSTGRES_PORT:-5433}} exec python3 "$here/search/freshness.py" "$gateway"

@@ -6,10 +6,14 @@ second with a word of its own and polls search (every 10 ms) until it is found. 
 published during the burst count: a probe slot that passed while the last probe was still
 being looked for is skipped, not made up for afterwards on an idle suite. Prints the writes
 and reads a second and the probe's delays, 201 to found: p50, p99, max, and how many were
-never found (within 10 s).
-usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_RATE, BENCH_READERS)"""
+never found (within 10 s). With BENCH_PG_PORT (the suite's PostgreSQL) it also prints
+where the probes' time went: from the 201 to the outbox relay's send (the posts database's
+`outbox.sent_at`), to search's consumer starting the batch that stored it (the search
+database's `changes.at`), and from there to found.
+usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_RATE, BENCH_READERS, BENCH_PG_PORT)"""
 import os
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -58,7 +62,7 @@ def read():
         count("reads" if gateway.call("GET", path).status == 200 else "errors")
 
 
-delays, missing = [], 0
+delays, missing, probes = [], 0, []  # probes: (post id, wall clock at its 201, at found)
 
 
 def probe():
@@ -68,12 +72,13 @@ def probe():
         time.sleep(max(0, next_at - time.monotonic()))
         next_at = max(next_at + 1, time.monotonic())
         word = unique_word()
-        gateway.call_or_exit("POST", "/api/posts", token, {"title": f"Probe {word}", "content": "A post to find at once.", "status": "published"})
-        published = time.monotonic()
+        post = gateway.call_or_exit("POST", "/api/posts", token, {"title": f"Probe {word}", "content": "A post to find at once.", "status": "published"})
+        published, published_wall = time.monotonic(), time.time()
         while time.monotonic() - published < 10:
             ids, _ = gateway.search(word, limit=1)
             if ids:
                 delays.append((time.monotonic() - published) * 1000)
+                probes.append((post["_id"], published_wall, time.time()))
                 break
             time.sleep(0.01)
         else:
@@ -95,3 +100,33 @@ if delays:
           f"{percentile(delays, 0.5):.0f} ms, p99 {percentile(delays, 0.99):.0f} ms, max {max(delays):.0f} ms; {missing} missing")
 else:
     print(f"probe: none found; {missing} missing")
+
+
+def stage_times(port, database, sql, ids):
+    """{post id: Unix time} from one statement of ids and times, run by psql."""
+    array = "'{" + ",".join(ids) + "}'"  # ids the service made: letters and digits
+    out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", database, "-qtAF", " ", "-c", sql.replace(":ids", array)],
+                         check=True, capture_output=True, text=True).stdout
+    return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
+
+
+port = os.environ.get("BENCH_PG_PORT")
+if port and probes:
+    ids = [post for post, _, _ in probes]
+    sent = stage_times(port, "postly_posts", "SELECT key, extract(epoch FROM min(sent_at)) FROM outbox WHERE topic = 'postly.posts' AND key = ANY(:ids::text[]) GROUP BY key", ids)
+    stored = stage_times(port, "postly_search", "SELECT post_id, extract(epoch FROM min(at)) FROM changes WHERE post_id = ANY(:ids::text[]) GROUP BY post_id", ids)
+    # The commit of that batch, where PostgreSQL keeps commit times (track_commit_timestamp).
+    committed = stage_times(port, "postly_search", """
+        SELECT post_id, extract(epoch FROM min(pg_xact_commit_timestamp(xmin))) FROM changes
+        WHERE post_id = ANY(:ids::text[]) AND current_setting('track_commit_timestamp')::bool GROUP BY post_id""", ids)
+    stages = {"201 to sent": [], "sent to stored": [], "stored to committed": [], "committed to found": []}
+    for post, answered, found in probes:
+        if post in sent and post in stored:
+            stages["201 to sent"].append((sent[post] - answered) * 1000)
+            stages["sent to stored"].append((stored[post] - sent[post]) * 1000)
+            if post in committed:
+                stages["stored to committed"].append((committed[post] - stored[post]) * 1000)
+                stages["committed to found"].append((found - committed[post]) * 1000)
+    for stage, values in stages.items():
+        if values:
+            print(f"  {stage}: p50 {percentile(values, 0.5):.0f} ms, p99 {percentile(values, 0.99):.0f} ms, max {max(values):.0f} ms ({len(values)} probes)")
