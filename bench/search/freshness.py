@@ -9,7 +9,8 @@ and reads a second and the probe's delays, 201 to found: p50, p99, max, and how 
 never found (within 10 s). With BENCH_PG_PORT (the suite's PostgreSQL) it also prints
 where the probes' time went: from the 201 to the outbox relay's send (the posts database's
 `outbox.sent_at`), to search's consumer starting the batch that stored it (the search
-database's `changes.at`), and from there to found.
+database's `changes.at`), to that batch's commit (where `track_commit_timestamp` is on), and
+from there to found.
 usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_RATE, BENCH_READERS, BENCH_PG_PORT)"""
 import os
 import random

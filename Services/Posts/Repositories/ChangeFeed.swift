@@ -51,7 +51,8 @@ struct ChangePage: Encodable, Sendable {
 }
 
 /// A page holds up to 500 whole posts: written by `JSONWriter`, in the bytes `encode(to:)`
-/// gives through `PostlyJSON.encoder()` (sorted keys), several times faster.
+/// gives through `PostlyJSON.encoder()` (sorted keys); a 100-post page went from 91-107 to
+/// 131-161 a second.
 extension ChangePage: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object { json in
