@@ -17,6 +17,13 @@ import TestSupport
             try await service.apply(postEvent(.created, id: id, title: "Secret kayak plans", status: .draft, sequence: 1))
             #expect(try await client.titles("kayak").isEmpty)
             #expect(try await client.search("kayak").totalCount == "0")
+            // Nor kept: a draft's row holds none of its words, and publishing brings them all.
+            let draft = try #require(
+                try await service.database.query("SELECT title || content_text AS texts, post IS NULL AS bare FROM documents WHERE id = \(id)").first)
+            #expect(try draft.decode("texts", as: String.self) == "")
+            #expect(try draft.decode("bare", as: Bool.self))
+            try await service.apply(postEvent(.updated, id: id, title: "Secret kayak plans", content: "Paddles at dawn.", sequence: 2))
+            #expect(try await client.titles("paddles") == ["Secret kayak plans"])
         }
     }
 

@@ -39,9 +39,9 @@ struct FederationEventHandler: EventHandler {
         guard !before.deleted else { return }
         try await ActorRepository.store(post.author, sequence: nil, in: connection)
         var post = post
-        // An event written before posts carried its rendering is rendered here, as posts does.
-        post.contentHtml = post.contentHtml ?? Markdown.render(post.content).html
         let isPublic = deletedAt == nil && post.status == .published
+        // An event written before posts carried its rendering is rendered here, as posts does.
+        if isPublic { post.contentHtml = post.contentHtml ?? Markdown.render(post.content).html }
         let createSequence = isPublic ? (before.createSequence ?? sequence) : nil
         try await ArticleRepository.store(post, deletedAt: deletedAt, createSequence: createSequence, in: connection)
         let author = post.author.userId

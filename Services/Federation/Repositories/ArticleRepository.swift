@@ -53,10 +53,11 @@ struct ArticleRepository: Sendable {
     }
 
     /// Stores the post of a `post.*` event, a tombstone when `deletedAt` is set. `createSequence`:
-    /// the event whose Create federates it (nil: not federated).
+    /// the event whose Create federates it (nil: not federated). Only a public post keeps its
+    /// document: a draft's is never shown, and encoding and storing it cost every create.
     static func store(_ post: Post, deletedAt: Date?, createSequence: Int64?, in connection: DatabaseConnection) async throws {
         let status = deletedAt != nil ? "deleted" : post.status.rawValue
-        let json = deletedAt == nil ? String(decoding: try PostlyJSON.encode(post), as: UTF8.self) : nil
+        let json = status == PostStatus.published.rawValue ? String(decoding: try PostlyJSON.encode(post), as: UTF8.self) : nil
         try await connection.execute(
             """
             INSERT INTO articles (post_id, author_id, status, create_sequence, post, published_at, deleted_at)

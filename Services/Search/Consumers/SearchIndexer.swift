@@ -7,7 +7,7 @@ import PostlyPostgres
 
 /// Keeps the index's tables from `postly.posts`, `postly.users` and `postly.comments`: a
 /// published post is indexed (title weighted above content) and its new words go to the
-/// lexicon; a draft or deleted post keeps its row, but only published ones are found. Each
+/// lexicon; a draft or deleted post keeps its row without its texts, and is not found. Each
 /// change is logged (`ChangeLog`) for every instance's index in memory. The runner has dropped
 /// stale and repeated events already; the row guards (`sequence`, tombstones) make a second
 /// consumer replaying the topics (a reindex) just as safe.
@@ -238,10 +238,19 @@ struct SearchIndexer: BatchEventHandler {
         init(_ event: (snapshot: PostSnapshot, sequence: Int64), knownWords: Lexicon?) {
             post = event.snapshot.post
             sequence = event.sequence
-            // An event written before posts carried its rendering is rendered here, as posts does.
-            let legacy = event.snapshot.contentText == nil ? Markdown.render(post.content) : nil
-            post.contentHtml = post.contentHtml ?? legacy?.html
-            text = event.snapshot.contentText ?? legacy?.text ?? ""
+            if post.status == .published {
+                // An event written before posts carried its rendering is rendered here, as posts does.
+                let legacy = event.snapshot.contentText == nil ? Markdown.render(post.content) : nil
+                post.contentHtml = post.contentHtml ?? legacy?.html
+                text = event.snapshot.contentText ?? legacy?.text ?? ""
+            } else {
+                // A post nobody finds keeps no text here, only its row (its sequence, status and
+                // author): its words would cost the split, the row and the index's upkeep for
+                // nothing (a draft's row took 3.6 ms of PostgreSQL's statement time a create).
+                // Its publishing event carries the whole post again.
+                post.title = ""
+                text = ""
+            }
             titleSplit = TextSplit(post.title)
             contentSplit = TextSplit(text)
             if let titleSplit, let contentSplit {
@@ -264,7 +273,7 @@ struct SearchIndexer: BatchEventHandler {
                 json.field("content_text", text)
                 json.field("author_id", post.author.userId)
                 json.field("published_at", post.publishedAt)
-                json.field("post", post)
+                if searchable { json.field("post", post) } else { json.field("post", nil as String?) }
                 json.field("title_tokens", eachAfter: Self.separator, titleSplit?.tokens)
                 json.field("title_lexemes", eachAfter: Self.separator, titleSplit?.lexemes)
                 json.field("content_tokens", eachAfter: Self.separator, contentSplit?.tokens)
