@@ -15,7 +15,7 @@ import yaml
 
 from postly_suite import ROOT
 from postly_suite.checks import Checks
-from postly_suite.suite import declared_services
+from postly_suite.suite import declared_services, postgres_settings
 
 check = Checks()
 
@@ -42,6 +42,11 @@ def main():
         if build:
             context = os.path.join(ROOT, build.get("context", "."))
             check(f"{name}: its Dockerfile exists", os.path.isfile(os.path.join(context, build.get("dockerfile", "Dockerfile"))))
+
+    command = services.get("postgres", {}).get("command", [])
+    given = dict(a.split("=", 1) for a, flag in zip(command[1:], command) if flag == "-c")
+    missing = {name: value for name, value in postgres_settings().items() if given.get(name) != value}
+    check("postgres: the settings deploy/lib.sh gives its PostgreSQL", not missing, missing)
 
     expected_environment = up_environment()
     init_databases = open(os.path.join(ROOT, "deploy", "postgres", "init-databases.sh")).read()

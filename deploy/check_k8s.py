@@ -24,7 +24,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from postly_suite import ROOT  # noqa: E402
 from postly_suite.checks import Checks  # noqa: E402
-from postly_suite.suite import declared_services  # noqa: E402
+from postly_suite.suite import declared_services, postgres_settings  # noqa: E402
 
 K8S = os.path.join(ROOT, "deploy", "k8s")
 TOOLS = os.path.join(ROOT, ".deps", "k8s-tools", "bin")
@@ -156,6 +156,9 @@ def main():
         kafka_topics = {t["spec"]["topicName"]: t["spec"]["partitions"] for t in by_kind.get("KafkaTopic", {}).values()}
         check(f"{overlay}: the topics and partitions deploy/up.sh creates", set(kafka_topics) == topics and {str(p) for p in kafka_topics.values()} == partitions,
               kafka_topics)
+        parameters = by_kind.get("Cluster", {}).get("postly-db", {}).get("spec", {}).get("postgresql", {}).get("parameters", {})
+        missing = {name: value for name, value in postgres_settings().items() if parameters.get(name) != value}
+        check(f"{overlay}: PostgreSQL gets the settings deploy/lib.sh gives its own", not missing, missing)
         pools = by_kind.get("KafkaNodePool", {})
         check(f"{overlay}: Kafka in KRaft mode, its nodes controllers and brokers",
               by_kind.get("Kafka", {}).get("postly", {}).get("metadata", {}).get("annotations", {}).get("strimzi.io/kraft") == "enabled"

@@ -28,7 +28,9 @@ postgres_start() {
   if [ ! -f "$dir/data/PG_VERSION" ]; then
     as_postgres "$pg_bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1
   fi
-  local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500"
+  # lz4 compresses and reads the large values (a post's texts, an event in the outbox) four
+  # times faster than the default pglz, and smaller.
+  local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=500 -c default_toast_compression=lz4"
   if [ "$durable" = durable ]; then
     options="$options -c shared_preload_libraries=pg_stat_statements"
   else

@@ -3,6 +3,7 @@ services stopped and started, and waiting for what it does a moment later."""
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -37,6 +38,14 @@ def declared_services():
     """The services Package.swift declares (its executables postly-<name>)."""
     dump = subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return [p["name"][len("postly-"):] for p in json.loads(dump)["products"] if "executable" in p["type"] and p["name"].startswith("postly-")]
+
+
+def postgres_settings():
+    """The settings deploy/lib.sh gives every PostgreSQL it starts, but where it listens: what
+    docker-compose.yml and the Kubernetes cluster must give theirs too."""
+    text = open(os.path.join(ROOT, "deploy", "lib.sh")).read()
+    options = re.search(r'local options="([^"]*)"', text).group(1)
+    return {name: value for name, value in re.findall(r"-c (\w+)=(\S+)", options) if name != "listen_addresses"}
 
 
 class Suite:
