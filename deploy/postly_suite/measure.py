@@ -64,15 +64,22 @@ def cpu_by_process():
     return processes
 
 
+def cpu_seconds_by_program(before, after):
+    """CPU seconds each program used between two `cpu_by_process()` samples."""
+    used = collections.Counter()
+    for pid, (name, ticks) in after.items():
+        # Kernel threads change their names with their work: summed under "kernel".
+        program = "kernel" if name.startswith("kworker") else name
+        used[program] += (ticks - before.get(pid, (name, 0))[1]) / TICKS
+    return used
+
+
 def cpu_shares(seconds):
     """The line of where the CPU went during the next `seconds`, in cores by program."""
     before = cpu_by_process()
     time.sleep(seconds)
-    shares = collections.Counter()
-    for pid, (name, used) in cpu_by_process().items():
-        # Kernel threads change their names with their work: summed under "kernel".
-        program = "kernel" if name.startswith("kworker") else name
-        shares[program] += (used - before.get(pid, (name, 0))[1]) / TICKS / seconds
+    used = cpu_seconds_by_program(before, cpu_by_process())
+    shares = {name: seconds_used / seconds for name, seconds_used in used.items()}
     busy = sorted(((share, name) for name, share in shares.items() if share >= 0.01), reverse=True)
     return ("CPU, cores: " + ", ".join(f"{name} {share:.2f}" for share, name in busy)
             + f" (of {os.cpu_count()}, {sum(shares.values()):.2f} in all)")
