@@ -28,7 +28,8 @@ for number in range(1, rounds + 1):
     result = wrk_result(out)
     creates = result["requests"] - result["status_errors"]
     used = cpu_seconds_by_program(before, cpu_by_process())
-    programs = sorted(((ms, name) for name, ms in ((n, s * 1000 / creates) for n, s in used.items()) if ms >= 0.05), reverse=True)
-    print(f"round {number}: {creates / seconds:.0f} creates/s, {sum(used.values()) * 1000 / creates:.2f} ms of CPU a create: "
-          + ", ".join(f"{name} {ms:.2f}" for ms, name in programs))
+    per_create = {name: cpu * 1000 / creates for name, cpu in used.items()}
+    busy = sorted((name for name, ms in per_create.items() if ms >= 0.05), key=per_create.get, reverse=True)
+    print(f"round {number}: {creates / seconds:.0f} creates/s, {sum(per_create.values()):.2f} ms of CPU a create: "
+          + ", ".join(f"{name} {per_create[name]:.2f}" for name in busy))
 PY
