@@ -30,6 +30,7 @@ import time
 import threading
 import traceback
 import urllib.parse
+import urllib.request
 import uuid
 
 import federation_test
@@ -154,7 +155,7 @@ def walk(client, suite):
         answer = client.call("GET", "/api/posts/search?q=" + urllib.parse.quote(f"{topic} returns"))
         return answer if answer.status == 200 and any(p["_id"] == post_id and "returns" in p["title"] for p in answer.body) else None
     answer, took = eventually(WITHIN, found)
-    check(f"search finds the edited post within {WITHIN} s ({took:.2f} s)", answer)
+    check(f"search finds the edited post within {WITHIN} s ({took:.2f} s)", answer, answer or search_trail(suite, post_id))
     if answer:
         hit = next(p for p in answer.body if p["_id"] == post_id)
         check("search results carry highlights and the app's keys", "<mark>" in hit.get("highlights", {}).get("title", "") and all(k in hit for k in APP_POST_KEYS), hit)
@@ -466,6 +467,27 @@ def instance_killed_under_load(client, suite):
     beyond = [failure for failure in failures if not (failure[0] <= window and failure[1] >= 0)]
     check(f"no 5xx but for the requests in flight at the kills ({len(failures)} of {len(answers)} in flight during their {window} s)",
           not beyond, beyond[:10])
+
+
+def search_trail(suite, post_id):
+    """Where a post's events are on their way into search: its outbox rows, search's row and
+    sequences, the change log's end, and each search instance's lag; for a failed check."""
+    port = suite.port("postgres")
+    quoted = post_id.replace("'", "''")
+    trail = {
+        "outbox": lib.psql(port, "postly_posts", f"SELECT id, convert_from(payload, 'UTF8')::jsonb->>'type', created_at, sent_at FROM outbox WHERE key = '{quoted}' ORDER BY id"),
+        "document": lib.psql(port, "postly_search", f"SELECT sequence, status, title FROM documents WHERE id = '{quoted}'"),
+        "consumed": lib.psql(port, "postly_search", f"SELECT consumer, sequence FROM consumed_sequences WHERE key = '{quoted}'"),
+        "changes": lib.psql(port, "postly_search", f"SELECT position, at FROM changes WHERE post_id = '{quoted}' ORDER BY position"),
+        "newest change": lib.psql(port, "postly_search", "SELECT max(position), now() FROM changes"),
+    }
+    for instance in range(1, suite.instances("search") + 1):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{suite.port('search', instance)}/metrics", timeout=2) as metrics:
+                trail[f"search {instance}"] = [line for line in metrics.read().decode().splitlines() if line.startswith("postly_search")]
+        except (KeyError, OSError) as error:
+            trail[f"search {instance}"] = repr(error)
+    return json.dumps(trail, indent=1, default=str)
 
 
 DUE_AT_ONCE = 1000
