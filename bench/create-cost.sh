@@ -27,6 +27,8 @@ for number in range(1, rounds + 1):
     time.sleep(settle)
     result = wrk_result(out)
     creates = result["requests"] - result["status_errors"]
+    if creates == 0:
+        raise SystemExit(f"no create succeeded ({result['status_errors']} refused): the seed's tokens are not this suite's; run compare.sh to seed it")
     used = cpu_seconds_by_program(before, cpu_by_process())
     per_create = {name: cpu * 1000 / creates for name, cpu in used.items()}
     busy = sorted((name for name, ms in per_create.items() if ms >= 0.05), key=per_create.get, reverse=True)

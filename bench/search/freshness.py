@@ -104,22 +104,23 @@ else:
 
 
 def stage_times(port, database, sql, ids):
-    """{post id: Unix time} from one statement of ids and times, run by psql."""
-    array = "'{" + ",".join(ids) + "}'"  # ids the service made: letters and digits
-    out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", database, "-qtAF", " ", "-c", sql.replace(":ids", array)],
-                         check=True, capture_output=True, text=True).stdout
+    """{post id: Unix time} from one statement of ids and times, run by psql; `sql` reads the
+    ids as `:'ids'::text[]` (psql quotes the variable as a literal)."""
+    array = "{" + ",".join('"' + i.replace("\\", "\\\\").replace('"', '\\"') + '"' for i in ids) + "}"
+    out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", database, "-qtAF", " ", "-v", f"ids={array}", "-f", "-"],
+                         input=sql, check=True, capture_output=True, text=True).stdout
     return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
 
 
 port = os.environ.get("BENCH_PG_PORT")
 if port and probes:
     ids = [post for post, _, _ in probes]
-    sent = stage_times(port, "postly_posts", "SELECT key, extract(epoch FROM min(sent_at)) FROM outbox WHERE topic = 'postly.posts' AND key = ANY(:ids::text[]) GROUP BY key", ids)
-    stored = stage_times(port, "postly_search", "SELECT post_id, extract(epoch FROM min(at)) FROM changes WHERE post_id = ANY(:ids::text[]) GROUP BY post_id", ids)
+    sent = stage_times(port, "postly_posts", "SELECT key, extract(epoch FROM min(sent_at)) FROM outbox WHERE topic = 'postly.posts' AND key = ANY(:'ids'::text[]) GROUP BY key", ids)
+    stored = stage_times(port, "postly_search", "SELECT post_id, extract(epoch FROM min(at)) FROM changes WHERE post_id = ANY(:'ids'::text[]) GROUP BY post_id", ids)
     # The commit of that batch, where PostgreSQL keeps commit times (track_commit_timestamp).
     committed = stage_times(port, "postly_search", """
         SELECT post_id, extract(epoch FROM min(pg_xact_commit_timestamp(xmin))) FROM changes
-        WHERE post_id = ANY(:ids::text[]) AND current_setting('track_commit_timestamp')::bool GROUP BY post_id""", ids)
+        WHERE post_id = ANY(:'ids'::text[]) AND current_setting('track_commit_timestamp')::bool GROUP BY post_id""", ids)
     stages = {"201 to sent": [], "sent to stored": [], "stored to committed": [], "committed to found": []}
     for post, answered, found in probes:
         if post in sent and post in stored:
