@@ -487,6 +487,13 @@ def search_trail(suite, post_id):
                 trail[f"search {instance}"] = [line for line in metrics.read().decode().splitlines() if line.startswith("postly_search")]
         except (KeyError, OSError) as error:
             trail[f"search {instance}"] = repr(error)
+    # Rebalances and warnings of the consumers and relays on the way, the newest last.
+    logs = os.path.join(suite.run_dir, "logs")
+    for name in sorted(os.listdir(logs)):
+        if name.startswith(("search", "posts")):
+            with open(os.path.join(logs, name), errors="replace") as log:
+                lines = [line[:300] for line in log if "OTel" not in line and re.search(r"partitions (assigned|revoked)|rebalance|\"level\":\"(warning|error)\"| warning | error ", line)]
+            trail[name] = lines[-15:]
     return json.dumps(trail, indent=1, default=str)
 
 
