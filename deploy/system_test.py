@@ -470,15 +470,15 @@ def instance_killed_under_load(client, suite):
 
 
 def search_trail(suite, post_id):
-    """Where a post's events are on their way into search: its outbox rows, search's row and
-    sequences, the change log's end, and each search instance's lag; for a failed check."""
+    """Where a post's events are on their way into search, for a failed check: its outbox rows,
+    search's row, sequences and change log, each search instance's lag, and the search and posts
+    instances' rebalances and warnings."""
     port = suite.port("postgres")
-    quoted = post_id.replace("'", "''")
     trail = {
-        "outbox": lib.psql(port, "postly_posts", f"SELECT id, convert_from(payload, 'UTF8')::jsonb->>'type', created_at, sent_at FROM outbox WHERE key = '{quoted}' ORDER BY id"),
-        "document": lib.psql(port, "postly_search", f"SELECT sequence, status, title FROM documents WHERE id = '{quoted}'"),
-        "consumed": lib.psql(port, "postly_search", f"SELECT consumer, sequence FROM consumed_sequences WHERE key = '{quoted}'"),
-        "changes": lib.psql(port, "postly_search", f"SELECT position, at FROM changes WHERE post_id = '{quoted}' ORDER BY position"),
+        "outbox": lib.psql(port, "postly_posts", "SELECT id, convert_from(payload, 'UTF8')::jsonb->>'type', created_at, sent_at FROM outbox WHERE key = :'id' ORDER BY id", id=post_id),
+        "document": lib.psql(port, "postly_search", "SELECT sequence, status, title FROM documents WHERE id = :'id'", id=post_id),
+        "consumed": lib.psql(port, "postly_search", "SELECT consumer, sequence FROM consumed_sequences WHERE key = :'id'", id=post_id),
+        "changes": lib.psql(port, "postly_search", "SELECT position, at FROM changes WHERE post_id = :'id' ORDER BY position", id=post_id),
         "newest change": lib.psql(port, "postly_search", "SELECT max(position), now() FROM changes"),
     }
     for instance in range(1, suite.instances("search") + 1):
@@ -487,7 +487,7 @@ def search_trail(suite, post_id):
                 trail[f"search {instance}"] = [line for line in metrics.read().decode().splitlines() if line.startswith("postly_search")]
         except (KeyError, OSError) as error:
             trail[f"search {instance}"] = repr(error)
-    # Rebalances and warnings of the consumers and relays on the way, the newest last.
+    # Each log's rebalances and warnings, the newest last.
     logs = os.path.join(suite.run_dir, "logs")
     for name in sorted(os.listdir(logs)):
         if name.startswith(("search", "posts")):

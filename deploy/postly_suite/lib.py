@@ -27,8 +27,11 @@ def broker_stop(directory):
     call("broker_stop", directory)
 
 
-def psql(port, database, statement):
-    """One statement through psql as the suite's superuser; its rows, `|`-separated."""
-    script = f'source "{ROOT}/deploy/lib.sh"; "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -d "$2" -v ON_ERROR_STOP=1 -tAqc "$3"'
-    result = subprocess.run(["bash", "-c", script, "lib.sh", str(port), database, statement], check=True, capture_output=True, text=True)
+def psql(port, database, statement, **values):
+    """One statement through psql as the suite's superuser; its rows, `|`-separated. `values`
+    are psql variables, which the statement reads as literals (`:'name'`)."""
+    variables = [argument for name, value in values.items() for argument in ("-v", f"{name}={value}")]
+    script = f'source "{ROOT}/deploy/lib.sh"; "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -d "$2" -v ON_ERROR_STOP=1 -tAq "${{@:3}}"'
+    result = subprocess.run(["bash", "-c", script, "lib.sh", str(port), database, *variables, "-f", "-"],
+                            input=statement, check=True, capture_output=True, text=True)
     return result.stdout.splitlines()
