@@ -17,10 +17,19 @@ from postly_suite.fake_pexels import FakePexels
 SERVICES = ["auth", "posts", "comments", "search", "images", "notifications", "federation"]
 
 
+_handed_out = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on, never one this process handed out before: the kernel may give
+    a closed socket's port to the next bind (a suite's gateway once got its broker's port)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def eventually(seconds, probe):
