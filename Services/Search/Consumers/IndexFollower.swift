@@ -62,7 +62,7 @@ struct IndexFollower: Service {
                 backoff = min(backoff * 2, .seconds(5))
             }
             // A backlog is read on without waiting.
-            if !more { try? await cancelWhenGracefulShutdown { await doorbell.wait(upTo: interval) } }
+            if !more { await cancelWhenGracefulShutdown { await doorbell.wait(upTo: interval) } }
         }
     }
 
