@@ -75,6 +75,10 @@ def walk(client, suite):
     # a few seconds later (a tansu group join takes about half the session timeout).
     warm, ready, took = settle(client, grace, ada, topic, 60)
     check(f"every consumer has joined and applied a first event ({took:.1f} s after ready)", ready)
+    # One warm-up event travels in one partition: the others may still be handed over (tansu
+    # holds a static member's join 6 s), and an event there would wait for it.
+    stable, took = eventually(30, lambda: groups_settled(suite))
+    check(f"every consumer group holds its partitions ({took:.1f} s later)", stable)
     client.call("DELETE", f"/api/posts/{warm}", grace)
     client.call("POST", "/api/notifications/read", grace, {"all": True})
 
@@ -467,6 +471,28 @@ def instance_killed_under_load(client, suite):
     beyond = [failure for failure in failures if not (failure[0] <= window and failure[1] >= 0)]
     check(f"no 5xx but for the requests in flight at the kills ({len(failures)} of {len(answers)} in flight during their {window} s)",
           not beyond, beyond[:10])
+
+
+def groups_settled(suite):
+    """Whether every consumer of every instance holds its partitions: in its log, its group's
+    last rebalance is an assignment, and none happened in the last second."""
+    logs = os.path.join(suite.run_dir, "logs")
+    last = {}
+    for name in os.listdir(logs):
+        with open(os.path.join(logs, name), errors="replace") as log:
+            for line in log:
+                if line.startswith("{") and "Kafka partitions " in line:
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue
+                    last[(name, entry.get("kafka.group"))] = (entry["message"], entry["time"])
+    now = time.time()
+    for message, at in last.values():
+        moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + at[19:].rstrip("Z"))
+        if message != "Kafka partitions assigned" or now - moment < 1:
+            return False
+    return bool(last)
 
 
 def search_trail(suite, post_id):
