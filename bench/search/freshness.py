@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 
+from postly_suite import lib
 from postly_suite.client import Client, unique_word
 from postly_suite.measure import percentile
 
@@ -104,12 +105,11 @@ else:
 
 
 def stage_times(port, database, sql, ids):
-    """{post id: Unix time} from one statement of ids and times, run by psql; `sql` reads the
-    ids as `:'ids'::text[]` (psql quotes the variable as a literal)."""
+    """{post id: Unix time} from one statement of ids and times; `sql` reads the ids as
+    `:'ids'::text[]`."""
     array = "{" + ",".join('"' + i.replace("\\", "\\\\").replace('"', '\\"') + '"' for i in ids) + "}"
-    out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", database, "-qtAF", " ", "-v", f"ids={array}", "-f", "-"],
-                         input=sql, check=True, capture_output=True, text=True).stdout
-    return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
+    rows = [line.split("|") for line in lib.psql(port, database, sql, ids=array) if line.strip()]
+    return {post: float(at) for post, at in rows}
 
 
 port = os.environ.get("BENCH_PG_PORT")
