@@ -14,7 +14,6 @@ from there to found.
 usage: freshness.py GATEWAY_URL   (BENCH_SECONDS 60, BENCH_WRITERS, BENCH_RATE, BENCH_READERS, BENCH_PG_PORT)"""
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
