@@ -18,13 +18,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Every service on a free port; all but images get a fake.
+# Every service on a free port; all but images get a fake. Posts and comments run twice, so
+# that a write can go to the other instance when the first drops it.
 gateway_port=$(free_port)
 fakes=()
 for name in "${postly_all_services[@]}"; do
   port=$(free_port)
   export "POSTLY_${name^^}_PORT=$port"
   [ "$name" = images ] || fakes+=("$name=$port")
+done
+for name in posts comments; do
+  port=$(free_port)
+  export "POSTLY_${name^^}_INSTANCES=2" "POSTLY_${name^^}_PORT_2=$port"
+  fakes+=("$name=$port")
 done
 
 python3 -m postly_suite.fake_services "${fakes[@]}" &
@@ -226,6 +232,25 @@ request GET /api/posts/close-connection -H 'X-Request-ID: dropped-1'
 expect_problem 503 service_unavailable "a service that drops the connection (nginx's 502)"
 request GET /api/posts/slow-answer
 expect_problem 503 service_unavailable "a service that does not answer in time (nginx's 504)"
+# A write that an instance drops before answering (the fake's first posts and comments
+# instance drops every request carrying its port): with an Idempotency-Key the other instance
+# answers it, body and URI as sent; without one it is never sent twice, so some answer 503.
+for route in "posts /api/posts" "comments /api/posts/p1/comments?x=1"; do
+  service=${route% *} path=${route#* } dropping=$(service_port "${route% *}")
+  for attempt in 1 2 3 4; do
+    request POST "$path" -H "X-Check-Close-Port: $dropping" -H "Idempotency-Key: retry-$attempt" --data-binary '{"title":"t"}'
+    if [ "$status" = 200 ] && [ "$(json service)" = "$service" ] && [ "$(json path)" = "$path" ] && [ "$(json bodyBytes)" = 13 ]; then pass
+    else fail "POST $path with an Idempotency-Key, dropped by one $service instance: wanted the other's answer, got $status $(head -c 300 "$run/b")"; fi
+  done
+  unanswered=0
+  for attempt in 1 2 3 4; do
+    request POST "$path" -H "X-Check-Close-Port: $dropping" --data-binary '{"title":"t"}'
+    [ "$status" != 503 ] || unanswered=$((unanswered + 1))
+  done
+  if [ "$unanswered" -gt 0 ]; then pass; else fail "POST $path without an Idempotency-Key is never sent to a second $service instance"; fi
+done
+request GET /.idempotent/posts
+expect_problem 404 not_found "the retrying locations are internal"
 long=$(head -c 9000 /dev/zero | tr '\0' a)
 request GET "/api/posts/$long"
 expect_problem 414 uri_too_long "a 9 KiB URI"

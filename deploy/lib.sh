@@ -146,7 +146,7 @@ gateway_config() {
   # (without them every request pays a new TCP connection), and max_fails=0 never benches a
   # service that was down a moment ago. With several instances, a request an instance could
   # not take (refused, reset before an answer) goes to the next one; nginx does that only for
-  # idempotent methods, so a POST is never sent twice.
+  # idempotent methods and for writes with an Idempotency-Key (postly.conf).
   for name in "${postly_all_services[@]}"; do
     servers=""
     for ((instance = 1; instance <= $(service_instances "$name"); instance++)); do

@@ -1,8 +1,9 @@
 """Stand-ins for the suite's services, for checking the gateway alone (deploy/check-gateway.sh).
 Each answers {"service", "method", "path", "host", "requestId", "bodyBytes"} and sends an X-Request-ID
 of its own (the gateway must hide it). A path ending in fail-503 answers the service's own 503;
-.../stream sends server-sent events slowly; .../close-connection closes the connection without
-answering; .../slow-answer answers after 4 s.
+.../stream sends server-sent events slowly; .../close-connection, and any request whose
+X-Check-Close-Port header names the fake's own port, closes the connection without answering;
+.../slow-answer answers after 4 s.
 
     python3 -m postly_suite.fake_services NAME=PORT...   (serves until stopped)
 """
@@ -38,7 +39,7 @@ def handler_for(name):
                 self.wfile.flush()
                 self.close_connection = True
                 return
-            if self.path.endswith("/close-connection"):
+            if self.path.endswith("/close-connection") or self.headers.get("X-Check-Close-Port") == str(self.server.server_port):
                 self.close_connection = True
                 return
             if self.path.endswith("/slow-answer"):
