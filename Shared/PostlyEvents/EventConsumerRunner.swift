@@ -203,8 +203,9 @@ public final class EventConsumerRunner: Service {
         }
         guard !changed.isEmpty else { return isNewer }
         let recorded = Array(changed)
-        // An upsert of rows that exist: each found through the key's index, whatever the table's size.
-        try await connection.execute(
+        // An upsert of rows that exist: each found through the key's index, whatever the table's
+        // size. Sent with the handler's first statement.
+        try await connection.executeLater(
             """
             INSERT INTO consumed_sequences (consumer, topic, key, sequence)
             SELECT \(name), n.topic, n.key, n.sequence

@@ -39,7 +39,7 @@ public enum Outbox {
         guard !events.isEmpty else { return }
         // Each payload as text (JSON is UTF-8 without a NUL), made bytes again by the statement.
         let payloads = try events.map { String(decoding: try PostlyJSON.encode($0), as: UTF8.self) }
-        try await connection.execute(
+        try await connection.executeLater(
             """
             INSERT INTO outbox (event_id, topic, key, payload)
             SELECT e.id, e.topic, e.key, convert_to(e.payload, 'UTF8')

@@ -101,7 +101,7 @@ public struct WriteUnit: Service {
                 if let stored = try await Self.storedAnswer(for: key, now: now, in: connection) { return stored }
                 let answer = try await change(WriteTransaction(connection: connection, producer: producer, now: now))
                 // An expired answer of the same key (not purged yet) is replaced.
-                try await connection.execute(
+                try await connection.executeLater(
                     """
                     INSERT INTO idempotency_answers (user_id, key, fingerprint, status, headers, body, created_at)
                     VALUES (\(key.userId), \(key.key), sha256(\(key.fingerprint)), \(answer.status), \(try answer.encodedHeaders()),

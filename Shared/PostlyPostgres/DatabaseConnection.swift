@@ -34,6 +34,17 @@ public struct DatabaseConnection: Sendable {
         return try await traced(sql) { try await threadPool.runBlocking { try connection.run(sql).rows?.rows ?? [] } }
     }
 
+    /// Runs a statement whose answer the caller does not need (a log entry, a total, an
+    /// outbox row). Inside a transaction it goes with the next statement or the commit, in the
+    /// same round trip, and an error of it is thrown there; outside one it runs at once.
+    public func executeLater(_ sql: SQL) async throws {
+        if pendingSignals != nil {
+            connection.runLater(sql)
+        } else {
+            try await execute(sql)
+        }
+    }
+
     /// Runs a statement and returns the number of rows it affected.
     @discardableResult
     public func execute(_ sql: SQL) async throws -> Int {
@@ -58,9 +69,12 @@ public struct DatabaseConnection: Sendable {
         try await threadPool.runBlocking { _ = try connection.runScript(text) }
     }
 
+    /// `BEGIN` goes with the transaction's first statement and `COMMIT` with its last
+    /// statements whose answers nobody waits for (`executeLater`): a write of a few statements
+    /// takes as many round trips as it has answers to wait for.
     func transaction<T: Sendable>(isolation: IsolationLevel, _ body: (DatabaseConnection) async throws -> T) async throws -> T {
         let connection = self.connection
-        try await threadPool.runBlocking { _ = try connection.runScript("BEGIN ISOLATION LEVEL \(isolation.rawValue)") }
+        connection.begin("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
         var inTransaction = self
         let signals = PendingCommitSignals()
         inTransaction.pendingSignals = signals
@@ -69,12 +83,12 @@ public struct DatabaseConnection: Sendable {
             value = try await body(inTransaction)
         } catch {
             // If even the rollback fails, the connection is closed on release, which rolls back too.
-            _ = try? await threadPool.runBlocking { try connection.runScript("ROLLBACK") }
+            _ = try? await threadPool.runBlocking { try connection.rollback() }
             throw error
         }
         let status: String
         do {
-            status = try await threadPool.runBlocking { try connection.runScript("COMMIT") }
+            status = try await threadPool.runBlocking { try connection.commit() }
         } catch DatabaseError.connectionFailed {
             throw DatabaseError.commitOutcomeUnknown
         }

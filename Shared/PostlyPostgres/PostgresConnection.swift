@@ -24,6 +24,25 @@ final class PostgresConnection: Sendable {
         /// Whether the last command left a transaction open: a connection lost then must
         /// not be silently replaced, or the rest of the transaction would autocommit.
         var inTransaction = false
+        /// What waits to go with the next statement, in the same round trip: a transaction's
+        /// `BEGIN` (`begin`) and statements whose answers nobody waits for (`runLater`). Kept
+        /// when a connection lost before its `BEGIN` was sent is replaced.
+        var pending: [PipelineCommand] = []
+    }
+
+    /// One command of a pipeline: a statement with its parameters, or transaction control.
+    enum PipelineCommand {
+        case statement(SQL)
+        case control(String)
+    }
+
+    /// What one statement answered.
+    struct StatementResult {
+        var rows: QueryResultStorage?
+        var affectedRows: Int
+        /// The command's status tag, such as `COMMIT` (or `ROLLBACK` for a transaction that an
+        /// error aborted).
+        var status: String
     }
 
     /// Enough for every statement a service has; beyond it statements run unprepared.
@@ -42,26 +61,31 @@ final class PostgresConnection: Sendable {
         }
     }
 
-    /// Runs a statement with its parameters bound; `rows` is nil for a command without a result.
-    func run(_ sql: SQL) throws(DatabaseError) -> (rows: QueryResultStorage?, affectedRows: Int) {
-        let parameters = try Parameters(sql)
-        defer { parameters.deallocate() }
-        return try state.withLock { state throws(DatabaseError) in
+    /// Runs a statement with its parameters bound, after what is pending; `rows` is nil for a
+    /// command without a result.
+    func run(_ sql: SQL) throws(DatabaseError) -> StatementResult {
+        try state.withLock { state throws(DatabaseError) in
             let handle = try ensureConnected(&state)
             defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            if !state.pending.isEmpty {
+                return try runPipeline(Self.takePending(&state) + [.statement(sql)], on: handle, state: &state).last!
+            }
+            let parameters = try Parameters(sql)
+            defer { parameters.deallocate() }
             let result = try execute(sql, parameters, on: handle, statements: &state)
             defer { PQclear(result) }
-            return (Self.rows(of: result), Int(String(cString: PQcmdTuples(result))) ?? 0)
+            return Self.statementResult(result)
         }
     }
 
-    /// Runs statements without parameters (transaction control, migrations), several separated
-    /// by `;` allowed. Returns the last command's status tag, such as `COMMIT` or `ROLLBACK`.
+    /// Runs statements without parameters (migrations), several separated by `;` allowed,
+    /// after what is pending. Returns the last command's status tag.
     @discardableResult
     func runScript(_ text: String) throws(DatabaseError) -> String {
         try state.withLock { state throws(DatabaseError) in
             let handle = try ensureConnected(&state)
             defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            if !state.pending.isEmpty { _ = try runPipeline(Self.takePending(&state), on: handle, state: &state) }
             let result = PQexec(handle.pointer, text)
             defer { PQclear(result) }
             try Self.check(result, handle)
@@ -69,10 +93,49 @@ final class PostgresConnection: Sendable {
         }
     }
 
+    // MARK: - Transactions, their statements sent together
+
+    /// Opens a transaction with `command` (`BEGIN ...`), sent with its first statement.
+    func begin(_ command: String) {
+        state.withLock { $0.pending = [.control(command)] }
+    }
+
+    /// Sends `sql` with the next statement or the commit, in the same round trip; an error of
+    /// it is thrown there.
+    func runLater(_ sql: SQL) {
+        state.withLock { $0.pending.append(.statement(sql)) }
+    }
+
+    /// Commits, with whatever is still pending; returns the status tag (`ROLLBACK` when an
+    /// error had aborted the transaction). A transaction that never sent a statement has
+    /// nothing to commit.
+    func commit() throws(DatabaseError) -> String {
+        try state.withLock { state throws(DatabaseError) in
+            if case .control? = state.pending.first, state.pending.count == 1 {
+                state.pending = []
+                return "COMMIT"
+            }
+            let handle = try ensureConnected(&state)
+            defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            return try runPipeline(Self.takePending(&state) + [.control("COMMIT")], on: handle, state: &state).last!.status
+        }
+    }
+
+    /// Rolls back, dropping what is pending (nothing at all when no statement was sent).
+    func rollback() throws(DatabaseError) {
+        let begun = state.withLock { state in
+            defer { state.pending = [] }
+            if case .control? = state.pending.first { return false }
+            return true
+        }
+        if begun { try runScript("ROLLBACK") }
+    }
+
     /// After a lease: a connection that is broken or still inside a transaction is closed, so
     /// the next user starts clean (closing rolls back whatever was left open).
     func resetAfterUse() {
         state.withLock { state in
+            state.pending = []
             guard let handle = state.handle else { return }
             if state.inTransaction || PQstatus(handle.pointer) != CONNECTION_OK {
                 Self.close(&state)
@@ -140,6 +203,11 @@ final class PostgresConnection: Sendable {
         state.handle = nil
         state.statements = [:]
         state.inTransaction = false
+    }
+
+    private static func takePending(_ state: inout State) -> [PipelineCommand] {
+        defer { state.pending = [] }
+        return state.pending
     }
 
     /// Timestamps are parsed in this form (see PostgresTimestamp); then the configuration's own.
@@ -239,7 +307,113 @@ final class PostgresConnection: Sendable {
         return result!
     }
 
+    /// Sends `commands` in one round trip (libpq's pipeline mode) and returns their results in
+    /// order. The server skips what follows an error; the first error is thrown. Statements are
+    /// prepared as `execute` prepares them, their preparation sent in the same pipeline.
+    private func runPipeline(
+        _ commands: [PipelineCommand], on handle: ConnectionHandle, state: inout State
+    ) throws(DatabaseError) -> [StatementResult] {
+        // Every statement's parameters are checked before anything is sent.
+        var parameters: [Parameters?] = []
+        defer { parameters.forEach { $0?.deallocate() } }
+        for command in commands {
+            guard case .statement(let sql) = command else {
+                parameters.append(nil)
+                continue
+            }
+            parameters.append(try Parameters(sql))
+        }
+        guard PQenterPipelineMode(handle.pointer) == 1 else { throw .connectionFailed(Self.errorMessage(handle)) }
+        /// What each result read back answers: a statement's preparation, or a command.
+        enum Expected {
+            case preparation(sql: String)
+            case command(Int)
+        }
+        var expected: [Expected] = []
+        for (index, command) in commands.enumerated() {
+            let sent: Int32
+            switch command {
+            case .control(let text):
+                sent = PQsendQueryParams(handle.pointer, text, 0, nil, nil, nil, nil, 0)
+            case .statement(let sql):
+                let values = parameters[index]!
+                let count = Int32(sql.bindings.count)
+                var prepared = state.statements[sql.text]
+                if prepared == nil, state.statements.count < Self.preparedStatementLimit {
+                    let statement = PreparedStatement(name: "postly_\(state.nextStatementNumber)", types: sql.types)
+                    state.nextStatementNumber += 1
+                    guard PQsendPrepare(handle.pointer, statement.name, sql.text, count, values.types) == 1 else {
+                        Self.close(&state)
+                        throw .connectionFailed(Self.errorMessage(handle))
+                    }
+                    state.statements[sql.text] = statement
+                    expected.append(.preparation(sql: sql.text))
+                    prepared = statement
+                }
+                sent =
+                    if let prepared, prepared.types == sql.types {
+                        PQsendQueryPrepared(handle.pointer, prepared.name, count, values.values, values.lengths, values.formats, 0)
+                    } else {
+                        PQsendQueryParams(handle.pointer, sql.text, count, values.types, values.values, values.lengths, values.formats, 0)
+                    }
+            }
+            guard sent == 1 else {
+                Self.close(&state)
+                throw .connectionFailed(Self.errorMessage(handle))
+            }
+            expected.append(.command(index))
+        }
+        guard PQpipelineSync(handle.pointer) == 1 else {
+            Self.close(&state)
+            throw .connectionFailed(Self.errorMessage(handle))
+        }
+        var results = [StatementResult?](repeating: nil, count: commands.count)
+        var firstError: DatabaseError?
+        for item in expected {
+            guard let result = PQgetResult(handle.pointer) else {
+                Self.close(&state)
+                throw firstError ?? .connectionFailed(Self.errorMessage(handle))
+            }
+            // Each command's results end with a NULL.
+            while let more = PQgetResult(handle.pointer) { PQclear(more) }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            let succeeded = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
+            switch item {
+            case .preparation(let sql):
+                // Not prepared after all: prepared again under a new name next time.
+                if !succeeded { state.statements[sql] = nil }
+            case .command(let index):
+                if succeeded {
+                    results[index] = Self.statementResult(result)
+                } else if status != PGRES_PIPELINE_ABORTED {
+                    let error = Self.error(of: result, handle)
+                    // A table altered under a prepared statement: prepared afresh next time.
+                    if case .server(sqlState: "0A000", _) = error, case .statement(let sql) = commands[index] {
+                        state.statements[sql.text] = nil
+                    }
+                    firstError = firstError ?? error
+                }
+            }
+        }
+        let sync = PQgetResult(handle.pointer)
+        let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(handle.pointer) == 1 else {
+            Self.close(&state)
+            throw firstError ?? .connectionFailed(Self.errorMessage(handle))
+        }
+        if let firstError { throw firstError }
+        return results.map { $0! }
+    }
+
     // MARK: - Results and errors
+
+    private static func statementResult(_ result: OpaquePointer) -> StatementResult {
+        StatementResult(
+            rows: rows(of: result), affectedRows: Int(String(cString: PQcmdTuples(result))) ?? 0,
+            status: String(cString: PQcmdStatus(result)))
+    }
 
     private static func check(_ result: OpaquePointer?, _ handle: ConnectionHandle) throws(DatabaseError) {
         guard let result else { throw .connectionFailed(errorMessage(handle)) }

@@ -47,6 +47,57 @@ struct TransactionTests {
         }
     }
 
+    /// `executeLater` sends its statement with the next one or the commit: a write's
+    /// statements whose answers nobody needs cost no round trip of their own.
+    @Test func statementsSentLaterGoWithTheNextStatementOrTheCommit() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE items (n int PRIMARY KEY)")
+            let seen = try await database.transaction { connection in
+                try await connection.executeLater("INSERT INTO items VALUES (\(1))")
+                try await connection.executeLater("INSERT INTO items VALUES (\(2))")
+                let seen = try await connection.query("SELECT count(*) AS n FROM items")[0].decode("n", as: Int.self)
+                try await connection.executeLater("INSERT INTO items VALUES (\(3))")
+                return seen
+            }
+            #expect(seen == 2)
+            #expect(try await database.query("SELECT n FROM items ORDER BY n").map { try $0.decode("n", as: Int.self) } == [1, 2, 3])
+        }
+    }
+
+    @Test func aStatementSentLaterFailsWhereItIsSentAndNothingIsKept() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE items (n int PRIMARY KEY)")
+            try await database.execute("INSERT INTO items VALUES (1)")
+            // Its error is thrown by the statement it went with, and the transaction rolls back.
+            await #expect(throws: DatabaseError.uniqueViolation(constraint: "items_pkey")) {
+                try await database.transaction { connection in
+                    try await connection.execute("INSERT INTO items VALUES (2)")
+                    try await connection.executeLater("INSERT INTO items VALUES (\(1))")
+                    try await connection.executeLater("INSERT INTO items VALUES (\(3))")
+                    _ = try await connection.query("SELECT 1")
+                }
+            }
+            // Or by the commit, when nothing follows it.
+            await #expect(throws: DatabaseError.uniqueViolation(constraint: "items_pkey")) {
+                try await database.transaction { connection in
+                    try await connection.execute("INSERT INTO items VALUES (4)")
+                    try await connection.executeLater("INSERT INTO items VALUES (\(1))")
+                }
+            }
+            // A value libpq cannot send fails before anything of the transaction is sent.
+            await #expect(throws: DatabaseError.self) {
+                try await database.transaction { connection in
+                    try await connection.executeLater("INSERT INTO items VALUES (\(5))")
+                    try await connection.executeLater("INSERT INTO items SELECT 6 WHERE \("a\u{0}b") <> ''")
+                }
+            }
+            #expect(try await database.query("SELECT n FROM items ORDER BY n").map { try $0.decode("n", as: Int.self) } == [1])
+            // The pool's connections are usable afterwards.
+            try await database.transaction { connection in try await connection.execute("INSERT INTO items VALUES (7)") }
+            #expect(try await database.query("SELECT count(*) AS n FROM items")[0].decode("n", as: Int.self) == 2)
+        }
+    }
+
     @Test func aUniqueViolationNamesTheConstraint() async throws {
         try await TestDatabase.with { database in
             try await database.execute("CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL CONSTRAINT users_email_key UNIQUE)")

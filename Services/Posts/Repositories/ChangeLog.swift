@@ -52,7 +52,7 @@ enum ChangeLog {
     ) async throws {
         guard !ids.isEmpty else { return }
         // In id order, so two writes of the same entries never wait for each other in a cycle.
-        try await connection.execute(
+        try await connection.executeLater(
             """
             INSERT INTO changes (kind, id, post_id, author_id, visibility, ever_public)
             SELECT \(kind), c.id, NULLIF(c.post_id, ''), c.author_id, c.visibility, c.visibility = 'public'

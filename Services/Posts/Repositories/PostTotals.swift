@@ -37,7 +37,7 @@ enum PostTotals {
             .filter { $0.posts != 0 }
             .sorted { ($0.authorId, $0.status) < ($1.authorId, $1.status) }
         guard !changes.isEmpty else { return }
-        try await connection.execute(
+        try await connection.executeLater(
             """
             INSERT INTO post_totals (author_id, status, slot, posts)
             SELECT author_id, status, \(Int.random(in: 0..<slots)), posts
