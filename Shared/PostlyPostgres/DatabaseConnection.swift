@@ -38,7 +38,7 @@ public struct DatabaseConnection: Sendable {
     /// outbox row). Inside a transaction it goes with the next statement or the commit, in the
     /// same round trip, and an error of it is thrown there; outside one it runs at once.
     public func executeLater(_ sql: SQL) async throws {
-        if pendingSignals != nil {
+        if pendingSignals != nil {  // set exactly inside `transaction`
             connection.runLater(sql)
         } else {
             try await execute(sql)
