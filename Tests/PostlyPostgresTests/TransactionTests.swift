@@ -93,7 +93,7 @@ struct TransactionTests {
             }
             #expect(try await database.query("SELECT n FROM items ORDER BY n").map { try $0.decode("n", as: Int.self) } == [1])
             // The pool's connections are usable afterwards.
-            try await database.transaction { connection in try await connection.execute("INSERT INTO items VALUES (7)") }
+            _ = try await database.transaction { connection in try await connection.execute("INSERT INTO items VALUES (7)") }
             #expect(try await database.query("SELECT count(*) AS n FROM items")[0].decode("n", as: Int.self) == 2)
         }
     }
