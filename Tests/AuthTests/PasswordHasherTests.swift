@@ -37,6 +37,12 @@ import Testing
         #expect(try await !hasher.verify("s3cret pasS", against: first))
     }
 
+    /// Every `$bcrypt-sha256$` hash stored so far was made of this pre-hash: it must never
+    /// change (the expected value is Python's `base64.b64encode(hashlib.sha256(...).digest())`).
+    @Test func thePreHashIsSHA256InStandardPaddedBase64() {
+        #expect(PasswordHasher.preHashed("pässword 🔑") == "unzJEq5gYpU0Z/5qDrrgG0dQwkx/dOo1Rn1uV/kD60Y=")
+    }
+
     /// bcrypt alone reads 72 bytes: a password that differs only after them must not match.
     @Test func everyByteOfALongPasswordCounts() async throws {
         let hasher = PasswordHasher(cost: 4)

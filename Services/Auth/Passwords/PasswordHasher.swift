@@ -78,8 +78,8 @@ public struct PasswordHasher: Sendable {
         hash.hasPrefix(preHashedPrefix) || hash.hasPrefix("$2a$") || hash.hasPrefix("$2b$") || hash.hasPrefix("$2y$")
     }
 
-    /// What bcrypt hashes for a new password: SHA-256, base64.
+    /// What bcrypt hashes for a new password: SHA-256, base64 (standard alphabet, padded).
     static func preHashed(_ password: String) -> String {
-        String(base64Encoding: Array(SHA256.hash(data: Data(password.utf8))))
+        Base64.encodeToString(bytes: Array(SHA256.hash(data: Data(password.utf8))))
     }
 }
