@@ -232,11 +232,12 @@ request GET /api/posts/close-connection -H 'X-Request-ID: dropped-1'
 expect_problem 503 service_unavailable "a service that drops the connection (nginx's 502)"
 request GET /api/posts/slow-answer
 expect_problem 503 service_unavailable "a service that does not answer in time (nginx's 504)"
-# A write that an instance drops before answering (the fake's first posts and comments
-# instance drops every request carrying its port): with an Idempotency-Key the other instance
-# answers it, body and URI as sent; without one it is never sent twice, so some answer 503.
+# A write that an instance drops before answering (each request below names the first
+# instance's port, and that fake drops it): with an Idempotency-Key the other instance answers
+# it, body and URI as sent; without one it is never sent twice, so some answer 503.
 for route in "posts /api/posts" "comments /api/posts/p1/comments?x=1"; do
-  service=${route% *} path=${route#* } dropping=$(service_port "${route% *}")
+  service=${route% *} path=${route#* }
+  dropping=$(service_port "$service")
   for attempt in 1 2 3 4; do
     request POST "$path" -H "X-Check-Close-Port: $dropping" -H "Idempotency-Key: retry-$attempt" --data-binary '{"title":"t"}'
     if [ "$status" = 200 ] && [ "$(json service)" = "$service" ] && [ "$(json path)" = "$path" ] && [ "$(json bodyBytes)" = 13 ]; then pass
