@@ -25,9 +25,7 @@ import Testing
             #expect(text.firstWord(in: [9], table: tokens) == 1)
             #expect(text.split(matched: [9], table: tokens).html() == "Kayaks on the <mark>river</mark>.")
             #expect(again.text(in: tokens) == "river ")
-            var json: [UInt8] = []
-            tokens.appendJSONString(escaped, to: &json)
-            #expect(String(decoding: json, as: UTF8.self) == #""\"a\\b\"c\n\u0001é""#)
+            #expect(String(decoding: tokens.jsonString(escaped), as: UTF8.self) == #""\"a\\b\"c\n\u0001é""#)
         }
     }
 }

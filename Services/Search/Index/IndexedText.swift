@@ -1,3 +1,5 @@
+import BitCollections
+
 /// A title or a content as the index keeps it for highlights and answers: split as
 /// `search_tokens` splits it (what is between words and words, alternating, starting with what
 /// is between), each token by its number in the `TokenTable` (which knows its bytes and its
@@ -62,14 +64,14 @@ struct IndexedText: Sendable, Equatable {
     }
 
     /// The first word whose lexeme is one of `matched`.
-    func firstWord(in matched: Set<UInt32>, table: TokenTable.Tokens) -> Int? {
-        for (index, token) in tokens.enumerated() where index % 2 == 1 && matched.contains(table.lexeme(token)) { return index / 2 }
+    func firstWord(in matched: BitSet, table: TokenTable.Tokens) -> Int? {
+        for (index, token) in tokens.enumerated() where index % 2 == 1 && matched.contains(Int(table.lexeme(token))) { return index / 2 }
         return nil
     }
 
     /// The words `words` (clipped to the text), with what is between them, before the first and
     /// after the last; the words whose lexeme is one of `matched` marked.
-    func split(words: ClosedRange<Int>, matched: Set<UInt32>, table: TokenTable.Tokens) -> SplitText {
+    func split(words: ClosedRange<Int>, matched: BitSet, table: TokenTable.Tokens) -> SplitText {
         let firstToken = 2 * words.lowerBound, lastToken = 2 * words.upperBound + 2
         var split: [SplitText.Token] = []
         split.reserveCapacity(min(lastToken - firstToken + 1, 2 * wordCount + 1))
@@ -78,7 +80,7 @@ struct IndexedText: Sendable, Equatable {
             guard index >= firstToken else { continue }
             let text = table.withBytes(of: token) { String(decoding: $0, as: UTF8.self) }
             if index % 2 == 1 {
-                split.append(SplitText.Token(text: text, isWord: true, isMatch: matched.contains(table.lexeme(token))))
+                split.append(SplitText.Token(text: text, isWord: true, isMatch: matched.contains(Int(table.lexeme(token)))))
             } else {
                 split.append(SplitText.Token(text: text, isWord: false))
             }
@@ -87,14 +89,14 @@ struct IndexedText: Sendable, Equatable {
     }
 
     /// All of it.
-    func split(matched: Set<UInt32>, table: TokenTable.Tokens) -> SplitText {
+    func split(matched: BitSet, table: TokenTable.Tokens) -> SplitText {
         split(words: 0...max(0, wordCount - 1), matched: matched, table: table)
     }
 
     /// What the excerpt can show, as `PostgresSearchRepository` reads it: from
     /// `SplitText.wordsBeforeMatch` words before the first match to `wordsAfterMatch` after it,
     /// or the first `excerptMinWords` words when nothing matched.
-    func excerptWords(matched: Set<UInt32>, table: TokenTable.Tokens) -> SplitText {
+    func excerptWords(matched: BitSet, table: TokenTable.Tokens) -> SplitText {
         guard let first = firstWord(in: matched, table: table) else {
             return split(words: 0...(SplitText.excerptMinWords - 1), matched: matched, table: table)
         }

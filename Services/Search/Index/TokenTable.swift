@@ -31,26 +31,41 @@ final class TokenTable: Sendable {
             withBytes(of: token) { out.append(contentsOf: $0) }
         }
 
-        /// Appends `text` as a JSON string: its tokens' bytes, escaped as `JSONWriter` escapes.
-        func appendJSONString(_ text: IndexedText, to out: inout [UInt8]) {
-            out.append(UInt8(ascii: "\""))
-            bytes.withUnsafeBufferPointer { bytes in
-                ends.withUnsafeBufferPointer { ends in
+        /// `text` as a JSON string, escaped as `JSONWriter` escapes, written in place into an
+        /// array made long enough for it: a token is a few bytes, and appending each to a growing
+        /// array took a fifth of a search's CPU (a profile at 10,000 posts).
+        func jsonString(_ text: IndexedText) -> [UInt8] {
+            var bound = 2  // an escaped byte takes at most 6 (`\u00XX`)
+            for token in text.tokens { bound += length(of: token) * (needsEscaping[Int(token)] ? 6 : 1) }
+            return [UInt8](unsafeUninitializedCapacity: bound) { out, count in
+                var escaped: [UInt8] = []
+                bytes.withUnsafeBufferPointer { bytes in
+                    out[0] = UInt8(ascii: "\"")
+                    count = 1
                     for token in text.tokens {
-                        var start = token == 0 ? 0 : Int(ends[Int(token) - 1])
-                        let end = Int(ends[Int(token)])
-                        if needsEscaping[Int(token)] {
-                            for index in start..<end where JSONWriter.isEscaped(bytes[index]) {
-                                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                                start = index + 1
-                                JSONWriter.appendEscaped(bytes[index], to: &out)
+                        let start = token == 0 ? 0 : Int(ends[Int(token) - 1]), end = Int(ends[Int(token)])
+                        for byte in bytes[start..<end] {
+                            guard needsEscaping[Int(token)], JSONWriter.isEscaped(byte) else {
+                                out[count] = byte
+                                count += 1
+                                continue
+                            }
+                            escaped.removeAll(keepingCapacity: true)
+                            JSONWriter.appendEscaped(byte, to: &escaped)
+                            for byte in escaped {
+                                out[count] = byte
+                                count += 1
                             }
                         }
-                        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
                     }
+                    out[count] = UInt8(ascii: "\"")
+                    count += 1
                 }
             }
-            out.append(UInt8(ascii: "\""))
+        }
+
+        private func length(of token: UInt32) -> Int {
+            Int(ends[Int(token)]) - (token == 0 ? 0 : Int(ends[Int(token) - 1]))
         }
     }
 

@@ -1,3 +1,4 @@
+import BitCollections
 import PostlyModels
 import PostlyPostgres
 import PostlyService
@@ -19,12 +20,13 @@ struct MemorySearchRepository: SearchRepository {
         guard index.isLoaded else { throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1) }
         let parsed = try await words(of: text)
         let plan = QueryPlan(words: parsed.map(\.word), lexicon: index.lexicon)
-        var matched: Set<UInt32> = []
+        // The lexemes highlighted: looked up for every word of every listed post's excerpt.
+        var matched = BitSet()
         let query = zip(plan.words, parsed).map { word, parsed in
             var stems = Set(parsed.stems)
             for alternative in word.alternatives.dropFirst() { stems.formUnion(index.lexicon.stems(of: alternative) ?? []) }
             let alternatives = index.lexemes.existing(stems)
-            matched.formUnion(alternatives)
+            matched.formUnion(alternatives.lazy.map(Int.init))
             return WordQuery(alternatives: alternatives, exact: index.lexemes.existing(parsed.stems))
         }
         guard !query.isEmpty else { return .empty }
@@ -38,18 +40,15 @@ struct MemorySearchRepository: SearchRepository {
         let html = includeHTML ? try await contentHtml(of: ids) : [:]
         var body: [UInt8] = [UInt8(ascii: "[")]
         body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 8 * $1.post.content.size + 1024 })
-        var content: [UInt8] = []
         index.tokens.read { tokens in
             for (number, hit) in found.hits.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
                 let highlights = Highlights(
                     title: hit.post.title.split(matched: matched, table: tokens),
                     content: hit.post.content.excerptWords(matched: matched, table: tokens))
-                content.removeAll(keepingCapacity: true)
-                if hit.post.listed.contentIsText { tokens.appendJSONString(hit.post.content, to: &content) }
                 hit.post.listed.write(
                     author: hit.author, comments: hit.comments, likes: hit.post.likes,
-                    content: hit.post.listed.contentIsText ? content : nil, contentHtml: html[hit.post.id],
+                    content: hit.post.listed.contentIsText ? tokens.jsonString(hit.post.content) : nil, contentHtml: html[hit.post.id],
                     highlights: highlights, to: &body)
             }
         }
