@@ -35,7 +35,7 @@ import uuid
 
 import federation_test
 import import_test
-from postly_suite import ROOT, lib
+from postly_suite import ROOT, lib, measure
 from postly_suite.checks import APP_POST_KEYS, Checks
 from postly_suite.client import Client, ready_status
 from postly_suite.fake_collector import FakeCollector
@@ -79,6 +79,7 @@ def walk(client, suite):
     # holds a static member's join 6 s), and an event there would wait for it.
     stable, took = eventually(30, lambda: groups_settled(suite))
     check(f"every consumer group holds its partitions ({took:.1f} s later)", stable)
+    suite_idle(suite)
     client.call("DELETE", f"/api/posts/{warm}", grace)
     client.call("POST", "/api/notifications/read", grace, {"all": True})
 
@@ -471,6 +472,40 @@ def instance_killed_under_load(client, suite):
     beyond = [failure for failure in failures if not (failure[0] <= window and failure[1] >= 0)]
     check(f"no 5xx but for the requests in flight at the kills ({len(failures)} of {len(answers)} in flight during their {window} s)",
           not beyond, beyond[:10])
+
+
+def suite_idle(suite, seconds=10):
+    """With no traffic, the suite costs next to nothing: each service instance uses under 5 % of
+    a core, so none spins or polls many times a second. These are debug builds, and federation
+    polls its deliveries every 100 ms here (federation_test.ENVIRONMENT), 1 s by default; the
+    release suite's figures are in the README. What the broker, PostgreSQL and nginx use is
+    printed beside them: the broker's is its consumers' fetches, each held `fetch.wait.max.ms`."""
+    def pid_in(path):
+        with open(os.path.join(suite.run_dir, path)) as f:
+            return int(f.readline())
+
+    def with_children(parent):
+        children = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and parent_of(pid) == parent]
+        return [parent, *children]
+
+    def parent_of(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return None
+
+    parts = {f"{name}-{instance}": [suite.service(name, instance).pid]
+             for name in SERVICES for instance in range(1, suite.instances(name) + 1)}
+    infrastructure = {"broker": [pid_in("broker/broker.pid")], "postgres": with_children(pid_in("postgres/data/postmaster.pid")),
+                      "nginx": with_children(pid_in("nginx/nginx.master.pid"))}
+    before = {part: measure.cpu_ticks(pids) for part, pids in {**parts, **infrastructure}.items()}
+    time.sleep(seconds)
+    cores = {part: (measure.cpu_ticks(pids) - before[part]) / measure.TICKS / seconds for part, pids in {**parts, **infrastructure}.items()}
+    busiest = max(parts, key=cores.get)
+    print("  idle, cores: " + ", ".join(f"{part} {share:.3f}" for part, share in sorted(cores.items(), key=lambda item: -item[1]))
+          + f"; {sum(cores.values()):.3f} in all", flush=True)
+    check(f"idle, every service instance uses under 5 % of a core (the most: {busiest} {cores[busiest]:.3f})", cores[busiest] < 0.05, cores)
 
 
 def groups_settled(suite):
