@@ -6,7 +6,10 @@ public struct PostgresConfiguration: Sendable {
     /// Never logged.
     public var password: String?
     public var database: String
-    /// The most connections the pool opens; callers beyond it wait their turn.
+    /// The most connections the pool opens; callers beyond it wait their turn. Four by default:
+    /// a service's statements use the database's CPU, and on two cores ten writers at once
+    /// kept every other database user (search's indexer among them) waiting for a core, for
+    /// fewer writes a second, not more (bench/search-freshness.sh, in the README).
     public var poolSize: Int
     /// Seconds a connection attempt may take before it fails (libpq `connect_timeout`).
     public var connectTimeout: Int
@@ -21,7 +24,7 @@ public struct PostgresConfiguration: Sendable {
         user: String = "postgres",
         password: String? = nil,
         database: String = "postgres",
-        poolSize: Int = 10,
+        poolSize: Int = 4,
         connectTimeout: Int = 3,
         applicationName: String = "postly"
     ) {

@@ -10,7 +10,7 @@ import Testing
         #expect(defaults.user == "postgres")
         #expect(defaults.password == nil)
         #expect(defaults.database == "postly_posts")
-        #expect(defaults.poolSize == 10)
+        #expect(defaults.poolSize == 4)
         let set = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: [
             "POSTGRES_HOST": "db", "POSTGRES_PORT": "6543", "POSTGRES_USER": "posts", "POSTGRES_PASSWORD": "pw",
             "POSTGRES_DATABASE": "posts", "POSTGRES_POOL_SIZE": "3",
@@ -26,7 +26,7 @@ import Testing
         #expect(configuration.port == 8083)
         #expect(configuration.logLevel == .info)
         #expect(configuration.kafka.brokers == "127.0.0.1:9092")
-        #expect(configuration.postgres.poolSize == 10)
+        #expect(configuration.postgres.poolSize == 4)
     }
 
     @Test func staticGroupMembershipOnlyWhenAnInstanceNameIsGiven() {
