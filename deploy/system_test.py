@@ -484,24 +484,14 @@ def suite_idle(suite, seconds=10):
         with open(os.path.join(suite.run_dir, path)) as f:
             return int(f.readline())
 
-    def with_children(parent):
-        children = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and parent_of(pid) == parent]
-        return [parent, *children]
-
-    def parent_of(pid):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                return int(f.read().rsplit(")", 1)[1].split()[1])
-        except OSError:
-            return None
-
     parts = {f"{name}-{instance}": [suite.service(name, instance).pid]
              for name in SERVICES for instance in range(1, suite.instances(name) + 1)}
-    infrastructure = {"broker": [pid_in("broker/broker.pid")], "postgres": with_children(pid_in("postgres/data/postmaster.pid")),
-                      "nginx": with_children(pid_in("nginx/nginx.master.pid"))}
-    before = {part: measure.cpu_ticks(pids) for part, pids in {**parts, **infrastructure}.items()}
+    infrastructure = {"broker": [pid_in("broker/broker.pid")], "postgres": measure.with_children(pid_in("postgres/data/postmaster.pid")),
+                      "nginx": measure.with_children(pid_in("nginx/nginx.master.pid"))}
+    everything = {**parts, **infrastructure}
+    before = {part: measure.cpu_ticks(pids) for part, pids in everything.items()}
     time.sleep(seconds)
-    cores = {part: (measure.cpu_ticks(pids) - before[part]) / measure.TICKS / seconds for part, pids in {**parts, **infrastructure}.items()}
+    cores = {part: (measure.cpu_ticks(pids) - before[part]) / measure.TICKS / seconds for part, pids in everything.items()}
     busiest = max(parts, key=cores.get)
     print("  idle, cores: " + ", ".join(f"{part} {share:.3f}" for part, share in sorted(cores.items(), key=lambda item: -item[1]))
           + f"; {sum(cores.values()):.3f} in all", flush=True)

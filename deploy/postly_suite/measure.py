@@ -34,6 +34,18 @@ def program_and_ticks(pid):
     return head.split("(", 1)[1], int(fields[11]) + int(fields[12])
 
 
+def with_children(parent):
+    """A process and its children (PostgreSQL's postmaster and its backends, nginx's master and
+    its workers)."""
+    def parent_of(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:  # gone meanwhile
+            return None
+    return [parent, *(int(pid) for pid in os.listdir("/proc") if pid.isdigit() and parent_of(pid) == parent)]
+
+
 def process_sample(pid):
     """(CPU seconds so far, resident MiB) of a process."""
     _, ticks = program_and_ticks(pid)

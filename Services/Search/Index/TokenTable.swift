@@ -44,8 +44,9 @@ final class TokenTable: Sendable {
                     count = 1
                     for token in text.tokens {
                         let start = token == 0 ? 0 : Int(ends[Int(token) - 1]), end = Int(ends[Int(token)])
+                        let mayEscape = needsEscaping[Int(token)]
                         for byte in bytes[start..<end] {
-                            guard needsEscaping[Int(token)], JSONWriter.isEscaped(byte) else {
+                            guard mayEscape, JSONWriter.isEscaped(byte) else {
                                 out[count] = byte
                                 count += 1
                                 continue
