@@ -26,10 +26,9 @@ import Testing
     }
 
     /// A post kept ready to write (`ListedPost`) writes what its result would encode, with the
-    /// author, comments and likes of the moment filled in, `contentHtml` only when asked for,
-    /// and its content, when it is the text kept split, from there.
-    @Test(arguments: [false, true], [false, true])
-    func aListedPostWritesTheResultItStandsFor(html: Bool, contentIsText: Bool) throws {
+    /// author, comments and likes of the moment filled in and `contentHtml` only when asked for.
+    @Test(arguments: [false, true])
+    func aListedPostWritesTheResultItStandsFor(html: Bool) throws {
         let before = Author(userId: "ada", name: "Ada Lovelace", profilePicture: nil)
         let now = Author(userId: "ada", name: "Ada \"King\"", profilePicture: "https://example.com/ada.png")
         let post = Post(
@@ -40,11 +39,8 @@ import Testing
         let comments = [Comment(id: "c1", postId: "p1", content: "Nice", author: now, createdAt: Date(timeIntervalSince1970: 1.5))]
         let highlights = Highlights(title: "<mark>Kayaks</mark>", excerpt: "Body")
         var written: [UInt8] = []
-        let listed = ListedPost(post, contentIsText: contentIsText)
-        #expect(listed.contentIsText == contentIsText)
-        listed.write(
-            author: now, comments: comments, likes: 3, content: contentIsText ? Array(try PostlyJSON.encode(post.content)) : nil,
-            contentHtml: html ? post.contentHtml : nil, highlights: highlights, to: &written)
+        ListedPost(post).write(
+            author: now, comments: comments, likes: 3, contentHtml: html ? post.contentHtml : nil, highlights: highlights, to: &written)
 
         var shown = post
         shown.author = now

@@ -80,16 +80,6 @@ import TestSupport
         }
     }
 
-    /// A post's content is kept once when it is the text split (`ListedPost.contentIsText`).
-    @Test func aTextIsItsTokensOnlyWhenTheyJoinIntoAllOfIt() {
-        #expect(IndexRows.joins(["", "Crème", " ", "brûlée", "."], into: "Crème brûlée."))
-        #expect(IndexRows.joins([], into: ""))
-        #expect(!IndexRows.joins(["", "Crème", " ", "brûlée"], into: "Crème brûlée."), "a part missing")
-        #expect(!IndexRows.joins(["", "Crème", " ", "brûlée", ".", "!"], into: "Crème brûlée."), "a part too many")
-        #expect(!IndexRows.joins(["", "Creme"], into: "Crème"), "bytes differ")
-        #expect(!IndexRows.joins(["e\u{301}"], into: "é"), "the same character, other bytes")
-    }
-
     @Test func theHandOffForgetsWhatIsAppliedAndWhatIsOfAnotherTable() {
         let stored = StoredPosts()
         stored.add([

@@ -167,10 +167,9 @@ struct IndexRows {
         _ post: Post, likes: Int, publishedAt: Int64?, comments: [Comment], title: (tokens: [String], lexemes: [String]),
         content: (tokens: [String], lexemes: [String])
     ) -> IndexedPost {
-        let contentIsText = Self.joins(content.tokens, into: post.content)
-        return IndexedPost(
+        IndexedPost(
             id: post.id, author: post.author, publishedAt: publishedAt ?? .min, likes: likes,
-            listed: ListedPost(post, contentIsText: contentIsText), comments: comments, title: text(title), content: text(content))
+            listed: ListedPost(post), comments: comments, title: text(title), content: text(content))
     }
 
     private func author(_ row: Row) throws -> IndexedAuthor {
@@ -198,16 +197,6 @@ struct IndexRows {
             wordLexemes = Array(wordLexemes.prefix(words)) + Array(repeating: "", count: max(0, words - wordLexemes.count))
         }
         return IndexedText(tokens: tokens.number(split.tokens, lexemes: lexemes.number(wordLexemes)))
-    }
-
-    /// Whether `parts` one after another are `text`, compared without joining them.
-    static func joins(_ parts: [String], into text: String) -> Bool {
-        var rest = text.utf8[...]
-        for part in parts {
-            guard rest.starts(with: part.utf8) else { return false }
-            rest = rest.dropFirst(part.utf8.count)
-        }
-        return rest.isEmpty
     }
 
     /// The parts of `joined` between each U+E000 (none when it is empty), found by their bytes:

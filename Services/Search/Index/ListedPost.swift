@@ -2,25 +2,22 @@ import PostlyModels
 
 /// A post's JSON as lists show it, written once when the post is indexed: what a search adds
 /// or keeps current itself (the author's name and picture, the comments, the likes) is written
-/// into the gaps for each answer. Neither the content, when it is the text the index keeps split
-/// anyway (`IndexedText`: a post without Markdown), nor `contentHtml` (read for the page when
-/// asked for) is kept here: they would double a post's memory. The keys are
+/// into the gaps for each answer. The content is kept here as JSON although the index keeps it
+/// split too (`IndexedText`, for excerpts): writing 20 contents from their tokens was 40 % of a
+/// search's CPU (a profile at 10,000 posts), its bytes are about half a post's memory.
+/// `contentHtml` is not kept (read for the page when asked for): few ask for it. The keys are
 /// `Post.writeFields`' keys in the same sorted order.
 struct ListedPost: Sendable, Equatable {
-    /// `{"_id":...` | `,"content":...` (empty when it is the indexed text) |
-    /// `,"coverImage":...,"createdAt":...,"excerpt":...` | `,"publishAt":...,"views":...`
+    /// `{"_id":...` | `,"content":...` | `,"coverImage":...,"createdAt":...,"excerpt":...` |
+    /// `,"publishAt":...,"views":...`
     private let bytes: [UInt8]
     private let contentStart: Int
     private let coverStart: Int
     private let publishedStart: Int
 
-    /// Whether the content is the text kept split: the answer writes it from there.
-    var contentIsText: Bool { contentStart == coverStart }
-
-    /// - Parameter contentIsText: the content is the text kept split (so it is not kept here).
-    init(_ post: Post, contentIsText: Bool) {
+    init(_ post: Post) {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity((contentIsText ? 0 : post.content.utf8.count) + 512)
+        bytes.reserveCapacity(post.content.utf8.count + 512)
         func append(_ write: (inout JSONWriter) -> Void) {
             var json = JSONWriter(capacity: 64)
             write(&json)
@@ -29,7 +26,7 @@ struct ListedPost: Sendable, Equatable {
         }
         append { $0.field("_id", post.id) }
         contentStart = bytes.count
-        if !contentIsText { append { $0.field("content", post.content) } }
+        append { $0.field("content", post.content) }
         coverStart = bytes.count
         append { json in
             json.field("coverImage", post.coverImage)
@@ -55,13 +52,8 @@ struct ListedPost: Sendable, Equatable {
     }
 
     /// Appends the post's object, with `highlights` as its last key.
-    /// - Parameters:
-    ///   - content: the content as a JSON string, when it is the text kept split (`contentIsText`).
-    ///   - contentHtml: only when asked for.
-    func write(
-        author: Author, comments: [Comment], likes: Int, content: [UInt8]?, contentHtml: String?, highlights: Highlights,
-        to out: inout [UInt8]
-    ) {
+    /// - Parameter contentHtml: only when asked for.
+    func write(author: Author, comments: [Comment], likes: Int, contentHtml: String?, highlights: Highlights, to out: inout [UInt8]) {
         out.append(contentsOf: bytes[..<contentStart])
         var json = JSONWriter(capacity: 256 + comments.count * 256)
         json.field("author", author)
@@ -69,10 +61,6 @@ struct ListedPost: Sendable, Equatable {
         json.field("commentsCount", comments.count)
         out.append(UInt8(ascii: ","))
         out.append(contentsOf: json.bytes)
-        if contentIsText, let content {
-            out.append(contentsOf: #","content":"#.utf8)
-            out.append(contentsOf: content)
-        }
         out.append(contentsOf: bytes[contentStart..<coverStart])
         if let contentHtml {
             json = JSONWriter(capacity: contentHtml.utf8.count + 32)

@@ -1,4 +1,3 @@
-import PostlyModels
 import Synchronization
 
 /// Every distinct token of the indexed texts (a word, or what is between two words), numbered
@@ -16,8 +15,6 @@ final class TokenTable: Sendable {
         fileprivate var ends: [UInt32] = []
         /// The lexeme of each token (`LexemeTable.none` for a stop word or what is between words).
         fileprivate var lexemes: [UInt32] = []
-        /// Whether a token holds a byte JSON escapes; most do not, and are copied as they are.
-        fileprivate var needsEscaping: [Bool] = []
 
         func lexeme(_ token: UInt32) -> UInt32 { lexemes[Int(token)] }
 
@@ -29,44 +26,6 @@ final class TokenTable: Sendable {
 
         func append(_ token: UInt32, to out: inout [UInt8]) {
             withBytes(of: token) { out.append(contentsOf: $0) }
-        }
-
-        /// `text` as a JSON string, escaped as `JSONWriter` escapes, written in place into an
-        /// array made long enough for it: a token is a few bytes, and appending each to a growing
-        /// array took a fifth of a search's CPU (a profile at 10,000 posts).
-        func jsonString(_ text: IndexedText) -> [UInt8] {
-            var bound = 2  // an escaped byte takes at most 6 (`\u00XX`)
-            for token in text.tokens { bound += length(of: token) * (needsEscaping[Int(token)] ? 6 : 1) }
-            return [UInt8](unsafeUninitializedCapacity: bound) { out, count in
-                var escaped: [UInt8] = []
-                bytes.withUnsafeBufferPointer { bytes in
-                    out[0] = UInt8(ascii: "\"")
-                    count = 1
-                    for token in text.tokens {
-                        let start = token == 0 ? 0 : Int(ends[Int(token) - 1]), end = Int(ends[Int(token)])
-                        let mayEscape = needsEscaping[Int(token)]
-                        for byte in bytes[start..<end] {
-                            guard mayEscape, JSONWriter.isEscaped(byte) else {
-                                out[count] = byte
-                                count += 1
-                                continue
-                            }
-                            escaped.removeAll(keepingCapacity: true)
-                            JSONWriter.appendEscaped(byte, to: &escaped)
-                            for byte in escaped {
-                                out[count] = byte
-                                count += 1
-                            }
-                        }
-                    }
-                    out[count] = UInt8(ascii: "\"")
-                    count += 1
-                }
-            }
-        }
-
-        private func length(of token: UInt32) -> Int {
-            Int(ends[Int(token)]) - (token == 0 ? 0 : Int(ends[Int(token) - 1]))
         }
     }
 
@@ -98,7 +57,6 @@ final class TokenTable: Sendable {
                 table.tokens.bytes.append(contentsOf: key.utf8)
                 table.tokens.ends.append(UInt32(table.tokens.bytes.count))
                 table.tokens.lexemes.append(isWord && index / 2 < lexemes.count ? lexemes[index / 2] : LexemeTable.none)
-                table.tokens.needsEscaping.append(key.utf8.contains(where: JSONWriter.isEscaped))
                 numbers.append(id)
             }
             return numbers

@@ -39,7 +39,7 @@ struct MemorySearchRepository: SearchRepository {
         let ids = found.hits.map(\.post.id)
         let html = includeHTML ? try await contentHtml(of: ids) : [:]
         var body: [UInt8] = [UInt8(ascii: "[")]
-        body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 8 * $1.post.content.size + 1024 })
+        body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 1024 })
         index.tokens.read { tokens in
             for (number, hit) in found.hits.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
@@ -47,8 +47,7 @@ struct MemorySearchRepository: SearchRepository {
                     title: hit.post.title.split(matched: matched, table: tokens),
                     content: hit.post.content.excerptWords(matched: matched, table: tokens))
                 hit.post.listed.write(
-                    author: hit.author, comments: hit.comments, likes: hit.post.likes,
-                    content: hit.post.listed.contentIsText ? tokens.jsonString(hit.post.content) : nil, contentHtml: html[hit.post.id],
+                    author: hit.author, comments: hit.comments, likes: hit.post.likes, contentHtml: html[hit.post.id],
                     highlights: highlights, to: &body)
             }
         }
