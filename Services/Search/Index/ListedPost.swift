@@ -3,8 +3,8 @@ import PostlyModels
 /// A post's JSON as lists show it, written once when the post is indexed: what a search adds
 /// or keeps current itself (the author's name and picture, the comments, the likes) is written
 /// into the gaps for each answer. The content is kept here as JSON although the index keeps it
-/// split too (`IndexedText`, for excerpts): writing 20 contents from their tokens was 40 % of a
-/// search's CPU (a profile at 10,000 posts), its bytes are about half a post's memory.
+/// split too (`IndexedText`, for excerpts): writing 20 contents from their tokens was over a third
+/// of a search's CPU (a profile at 10,000 posts); their bytes are about half a post's memory.
 /// `contentHtml` is not kept (read for the page when asked for): few ask for it. The keys are
 /// `Post.writeFields`' keys in the same sorted order.
 struct ListedPost: Sendable, Equatable {
