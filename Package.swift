@@ -92,7 +92,8 @@ let package = Package(
         shared("PostlyEvents", ["PostlyModels", "PostlyPostgres", "PostlyKafka", log, metrics, lifecycle, tracing]),
         shared("PostlyService", [
             "PostlyModels", "PostlyPostgres", "PostlyKafka", "PostlyCurl", "PostlyEvents",
-            hummingbird, log, metrics, lifecycle, base64, tracing, .product(name: "Crypto", package: "swift-crypto"),
+            hummingbird, nio, .product(name: "NIOCore", package: "swift-nio"),
+            log, metrics, lifecycle, base64, tracing, .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "OTel", package: "swift-otel"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -3,6 +3,8 @@ import Logging
 import PostlyService
 import PostsService
 
+runTasksOnEventLoops()
+
 let configuration = PostsConfiguration()
 let logger = try PostlyMetrics.bootstrap(configuration.service)
 

@@ -3,6 +3,8 @@ import Logging
 import PostlyService
 import SearchService
 
+runTasksOnEventLoops()
+
 let configuration = SearchConfiguration()
 let logger = try PostlyMetrics.bootstrap(configuration.service)
 
