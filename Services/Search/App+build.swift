@@ -13,18 +13,18 @@ func buildApplication(
 ) throws -> some ApplicationProtocol {
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger, options: options)
     return kit.application(
-        router: buildRouter(kit, index: index),
+        router: buildRouter(kit, index: index, contents: ContentCache(bytes: configuration.contentCacheBytes)),
         consumers: [kit.consumer(of: [.posts, .users, .comments], handler: SearchIndexer(index: index))],
         services: [IndexFollower(index: index, database: kit.database, logger: logger)])
 }
 
 /// The search route on the kit's middleware. Builds without touching the database; not ready
 /// until the index is loaded.
-func buildRouter(_ kit: ServiceKit, index: SearchIndex) -> Router<PostlyRequestContext> {
+func buildRouter(_ kit: ServiceKit, index: SearchIndex, contents: ContentCache) -> Router<PostlyRequestContext> {
     let loaded = ReadinessCheck(name: "index") {
         guard index.isLoaded else { throw SearchIndex.NotLoaded() }
     }
     let router = kit.makeRouter(openAPI: openAPI, readinessChecks: [loaded])
-    SearchController(repository: MemorySearchRepository(index: index, database: kit.database)).addRoutes(to: router)
+    SearchController(repository: MemorySearchRepository(index: index, contents: contents, database: kit.database)).addRoutes(to: router)
     return router
 }

@@ -47,6 +47,19 @@ import TestSupport
         }
     }
 
+    /// An answer shows the post's content as it is now, although answers keep the contents they
+    /// showed (`ContentCache`).
+    @Test func anEditedContentShowsAtOnce() async throws {
+        try await SearchTestService.run { service, client in
+            let id = UUID().uuidString.lowercased()
+            try await service.apply(postEvent(.created, id: id, title: "Kayak plans", content: "Paddles at dawn.", sequence: 1))
+            #expect(try await client.found("kayak").map(\.content) == ["Paddles at dawn."])
+            try await service.apply(postEvent(.updated, id: id, title: "Kayak plans", content: "Paddles at dusk.", sequence: 2))
+            #expect(try await client.found("kayak").map(\.content) == ["Paddles at dusk."])
+            #expect(try await client.found("dusk").map(\.content) == ["Paddles at dusk."])
+        }
+    }
+
     /// A backlog arrives as one batch: its runs of creations and updates are stored in one
     /// statement each, and the result is the same as one event at a time.
     @Test func aBatchOfPostEventsEndsAsTheEventsOneAtATimeWould() async throws {

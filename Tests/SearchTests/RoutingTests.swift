@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct RoutingTests {
     @Test func everyRouteIsDocumentedAndAsksForATokenWhereDocumented() async throws {
         let kit = try RouteTable.offlineKit("search")
-        let router = buildRouter(kit, index: SearchIndex())
+        let router = buildRouter(kit, index: SearchIndex(), contents: ContentCache(bytes: 1 << 20))
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])
     }

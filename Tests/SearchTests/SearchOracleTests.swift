@@ -31,7 +31,8 @@ import TestSupport
         try await SearchTestService.run { service, _ in
             var random = SplitMix(seed: seed)
             try await Self.generateCorpus(service, random: &random)
-            let memory = MemorySearchRepository(index: service.index, database: service.database)
+            // Room for a few contents only: the answers take them from the cache and the database.
+            let memory = MemorySearchRepository(index: service.index, contents: ContentCache(bytes: 8 << 10), database: service.database)
             let oracle = PostgresSearchRepository(database: service.database, lexicon: service.index.lexicon)
             for _ in 0..<120 {
                 let query = Self.query(random: &random)

@@ -26,7 +26,8 @@ import Testing
     }
 
     /// A post kept ready to write (`ListedPost`) writes what its result would encode, with the
-    /// author, comments and likes of the moment filled in and `contentHtml` only when asked for.
+    /// author, comments, likes and content of the moment filled in and `contentHtml` only when
+    /// asked for.
     @Test(arguments: [false, true])
     func aListedPostWritesTheResultItStandsFor(html: Bool) throws {
         let before = Author(userId: "ada", name: "Ada Lovelace", profilePicture: nil)
@@ -38,9 +39,12 @@ import Testing
             publishedAt: Date(timeIntervalSince1970: 1_700_000_002), version: 4)
         let comments = [Comment(id: "c1", postId: "p1", content: "Nice", author: now, createdAt: Date(timeIntervalSince1970: 1.5))]
         let highlights = Highlights(title: "<mark>Kayaks</mark>", excerpt: "Body")
+        var content = JSONWriter()
+        content.field("content", post.content)
         var written: [UInt8] = []
         ListedPost(post).write(
-            author: now, comments: comments, likes: 3, contentHtml: html ? post.contentHtml : nil, highlights: highlights, to: &written)
+            author: now, comments: comments, likes: 3, content: content.bytes, contentHtml: html ? post.contentHtml : nil,
+            highlights: highlights, to: &written)
 
         var shown = post
         shown.author = now

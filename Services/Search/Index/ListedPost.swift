@@ -1,23 +1,25 @@
 import PostlyModels
 
 /// A post's JSON as lists show it, written once when the post is indexed: what a search adds
-/// or keeps current itself (the author's name and picture, the comments, the likes) is written
-/// into the gaps for each answer. The content is kept here as JSON although the index keeps it
-/// split too (`IndexedText`, for excerpts): writing 20 contents from their tokens was over a third
-/// of a search's CPU (a profile at 10,000 posts); their bytes are about half a post's memory.
-/// `contentHtml` is not kept (read for the page when asked for): few ask for it. The keys are
+/// or keeps current itself (the author's name and picture, the comments, the likes, the
+/// content) is written into the gaps for each answer. The content is not kept here: it is half
+/// of a post's memory, and the index keeps it split already (`IndexedText`, for excerpts; a
+/// Markdown post's text, not its Markdown), so an answer takes it from `ContentCache` or the
+/// database. Nor is `contentHtml` (read for the page when asked for). The keys are
 /// `Post.writeFields`' keys in the same sorted order.
 struct ListedPost: Sendable, Equatable {
-    /// `{"_id":...` | `,"content":...` | `,"coverImage":...,"createdAt":...,"excerpt":...` |
-    /// `,"publishAt":...,"views":...`
+    /// `{"_id":...` | `,"coverImage":...,"createdAt":...,"excerpt":...` | `,"publishAt":...,"views":...`
     private let bytes: [UInt8]
-    private let contentStart: Int
     private let coverStart: Int
     private let publishedStart: Int
 
+    /// The post's version, which its content is cached by.
+    let version: Int
+
     init(_ post: Post) {
+        version = post.version
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(post.content.utf8.count + 512)
+        bytes.reserveCapacity(512)
         func append(_ write: (inout JSONWriter) -> Void) {
             var json = JSONWriter(capacity: 64)
             write(&json)
@@ -25,8 +27,6 @@ struct ListedPost: Sendable, Equatable {
             bytes.append(contentsOf: json.bytes)
         }
         append { $0.field("_id", post.id) }
-        contentStart = bytes.count
-        append { $0.field("content", post.content) }
         coverStart = bytes.count
         append { json in
             json.field("coverImage", post.coverImage)
@@ -52,16 +52,22 @@ struct ListedPost: Sendable, Equatable {
     }
 
     /// Appends the post's object, with `highlights` as its last key.
-    /// - Parameter contentHtml: only when asked for.
-    func write(author: Author, comments: [Comment], likes: Int, contentHtml: String?, highlights: Highlights, to out: inout [UInt8]) {
-        out.append(contentsOf: bytes[..<contentStart])
+    /// - Parameters:
+    ///   - content: the `"content":...` field (`ContentCache`).
+    ///   - contentHtml: only when asked for.
+    func write(
+        author: Author, comments: [Comment], likes: Int, content: [UInt8], contentHtml: String?, highlights: Highlights,
+        to out: inout [UInt8]
+    ) {
+        out.append(contentsOf: bytes[..<coverStart])
         var json = JSONWriter(capacity: 256 + comments.count * 256)
         json.field("author", author)
         json.field("comments", comments)
         json.field("commentsCount", comments.count)
         out.append(UInt8(ascii: ","))
         out.append(contentsOf: json.bytes)
-        out.append(contentsOf: bytes[contentStart..<coverStart])
+        out.append(UInt8(ascii: ","))
+        out.append(contentsOf: content)
         if let contentHtml {
             json = JSONWriter(capacity: contentHtml.utf8.count + 32)
             json.field("contentHtml", contentHtml)

@@ -5,9 +5,10 @@ import PostlyService
 
 /// `SearchRepository` on the index in memory (`SearchIndex`): the query's words, their typos
 /// and completions from the lexicon, the posts ranked as sets, and the answer written from
-/// each result's JSON kept ready.
+/// each result's JSON kept ready and its content (`ContentCache`, else the database).
 struct MemorySearchRepository: SearchRepository {
     let index: SearchIndex
+    let contents: ContentCache
     /// Splits and stems the words of a query that is not plain text, as the texts were.
     let database: Database
 
@@ -36,35 +37,57 @@ struct MemorySearchRepository: SearchRepository {
         } catch is SearchIndex.NotLoaded {
             throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1)
         }
-        let ids = found.hits.map(\.post.id)
-        let html = includeHTML ? try await contentHtml(of: ids) : [:]
+        let stored = try await contents(of: found.hits, includeHTML: includeHTML)
+        // A post deleted since it was found has no content any more, and is left out.
+        let hits = found.hits.filter { stored.contents[$0.post.id] != nil }
         var body: [UInt8] = [UInt8(ascii: "[")]
-        body.reserveCapacity(found.hits.reduce(2) { $0 + $1.post.listed.size + 1024 })
+        body.reserveCapacity(hits.reduce(2) { $0 + $1.post.listed.size + stored.contents[$1.post.id]!.count + 1024 })
         index.tokens.read { tokens in
-            for (number, hit) in found.hits.enumerated() {
+            for (number, hit) in hits.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
                 let highlights = Highlights(
                     title: hit.post.title.split(matched: matched, table: tokens),
                     content: hit.post.content.excerptWords(matched: matched, table: tokens))
                 hit.post.listed.write(
-                    author: hit.author, comments: hit.comments, likes: hit.post.likes, contentHtml: html[hit.post.id],
-                    highlights: highlights, to: &body)
+                    author: hit.author, comments: hit.comments, likes: hit.post.likes, content: stored.contents[hit.post.id]!,
+                    contentHtml: stored.html[hit.post.id], highlights: highlights, to: &body)
             }
         }
         body.append(UInt8(ascii: "]"))
-        return SearchPage(ids: ids, total: found.total, body: body)
+        return SearchPage(ids: hits.map(\.post.id), total: found.total, body: body)
     }
 
-    /// The posts' `contentHtml`, which the index does not keep (few ask for it, and it would
-    /// double a post's memory): one statement by their ids. A post gone since it was found
-    /// has none.
-    func contentHtml(of ids: [String]) async throws -> [String: String] {
-        guard !ids.isEmpty else { return [:] }
-        var html: [String: String] = [:]
-        for row in try await database.query("SELECT id, post->>'contentHtml' AS html FROM documents WHERE id = ANY(\(ids)) AND post IS NOT NULL") {
-            if let text = try row.decode("html", as: String?.self) { html[try row.decode("id")] = text }
+    /// The hits' contents (their `"content":...` fields) and, when asked for, their
+    /// `contentHtml`, which the index does not keep: from `contents`, or (all of them when
+    /// `contentHtml` is asked for) in one statement by their ids, the contents then kept in
+    /// `contents` for the next searches. A post gone since it was found has neither.
+    func contents(of hits: [IndexHit], includeHTML: Bool) async throws -> (contents: [String: [UInt8]], html: [String: String]) {
+        var found: [String: [UInt8]] = [:]
+        if !includeHTML {
+            for hit in hits {
+                found[hit.post.id] = contents.content(of: ContentCache.Key(postId: hit.post.id, version: hit.post.listed.version))
+            }
         }
-        return html
+        let missing = hits.map(\.post.id).filter { found[$0] == nil }
+        guard !missing.isEmpty else { return (found, [:]) }
+        var html: [String: String] = [:]
+        let rows = try await database.query(
+            """
+            SELECT id, (post->>'version')::bigint AS version, post->>'content' AS content,
+                CASE WHEN \(includeHTML) THEN post->>'contentHtml' END AS html
+            FROM documents WHERE id = ANY(\(missing)) AND post IS NOT NULL
+            """)
+        for row in rows {
+            let id: String = try row.decode("id")
+            if found[id] == nil {
+                var json = JSONWriter(capacity: 64)
+                json.field("content", try row.decode("content", as: String.self))
+                found[id] = json.bytes
+                contents.insert(json.bytes, for: ContentCache.Key(postId: id, version: try row.decode("version")))
+            }
+            html[id] = try row.decode("html", as: String?.self)
+        }
+        return (found, html)
     }
 
     /// The query's words, folded as the lexicon's are, in order, each with its stems: split and
