@@ -9,7 +9,8 @@ import PostlyService
 struct MemorySearchRepository: SearchRepository {
     let index: SearchIndex
     let contents: ContentCache
-    /// Splits and stems the words of a query that is not plain text, as the texts were.
+    /// Reads the contents not in `contents`, and splits and stems the words of a query that is
+    /// not plain text, as the texts were.
     let database: Database
 
     struct ParsedWord {
@@ -39,22 +40,22 @@ struct MemorySearchRepository: SearchRepository {
         }
         let stored = try await contents(of: found.hits, includeHTML: includeHTML)
         // A post deleted since it was found has no content any more, and is left out.
-        let hits = found.hits.filter { stored.contents[$0.post.id] != nil }
+        let listed = found.hits.compactMap { hit in stored.contents[hit.post.id].map { (hit, content: $0) } }
         var body: [UInt8] = [UInt8(ascii: "[")]
-        body.reserveCapacity(hits.reduce(2) { $0 + $1.post.listed.size + stored.contents[$1.post.id]!.count + 1024 })
+        body.reserveCapacity(listed.reduce(2) { $0 + $1.0.post.listed.size + $1.content.count + 1024 })
         index.tokens.read { tokens in
-            for (number, hit) in hits.enumerated() {
+            for (number, (hit, content)) in listed.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
                 let highlights = Highlights(
                     title: hit.post.title.split(matched: matched, table: tokens),
                     content: hit.post.content.excerptWords(matched: matched, table: tokens))
                 hit.post.listed.write(
-                    author: hit.author, comments: hit.comments, likes: hit.post.likes, content: stored.contents[hit.post.id]!,
+                    author: hit.author, comments: hit.comments, likes: hit.post.likes, content: content,
                     contentHtml: stored.html[hit.post.id], highlights: highlights, to: &body)
             }
         }
         body.append(UInt8(ascii: "]"))
-        return SearchPage(ids: hits.map(\.post.id), total: found.total, body: body)
+        return SearchPage(ids: listed.map(\.0.post.id), total: found.total, body: body)
     }
 
     /// The hits' contents (their `"content":...` fields) and, when asked for, their
@@ -79,12 +80,11 @@ struct MemorySearchRepository: SearchRepository {
             """)
         for row in rows {
             let id: String = try row.decode("id")
-            if found[id] == nil {
-                var json = JSONWriter(capacity: 64)
-                json.field("content", try row.decode("content", as: String.self))
-                found[id] = json.bytes
-                contents.insert(json.bytes, for: ContentCache.Key(postId: id, version: try row.decode("version")))
-            }
+            let content: String = try row.decode("content")
+            var json = JSONWriter(capacity: content.utf8.count + 16)
+            json.field("content", content)
+            found[id] = json.bytes
+            contents.insert(json.bytes, for: ContentCache.Key(postId: id, version: try row.decode("version")))
             html[id] = try row.decode("html", as: String?.self)
         }
         return (found, html)
