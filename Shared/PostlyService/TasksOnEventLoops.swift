@@ -5,8 +5,8 @@ import NIOPosix
 /// instead of on a cooperative pool of their own. On two cores the two pools' threads took turns
 /// on the cores, and each request hopped from an event loop to the pool and back. Search, A B at
 /// 10,000 posts, 32 connections: one word 1,529-1,783 -> 1,711-1,914 answers a second, p50
-/// 21-25 -> 16-18 ms. Nothing may block a task for that reason too: libpq, librdkafka, libcurl
-/// and bcrypt already run on threads of their own.
+/// 21-25 -> 16-18 ms; the posts service's reads, no difference beyond the noise. Nothing may
+/// block a task, as before: libpq, librdkafka, libcurl and bcrypt run on threads of their own.
 ///
 /// Called first in a service's `main`, on the main thread, before any task exists.
 public func runTasksOnEventLoops() {
