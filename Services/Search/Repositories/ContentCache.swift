@@ -55,6 +55,6 @@ final class ContentCache: Sendable {
         _ = dropped  // freed here, outside the lock
     }
 
-    /// The bytes it holds, for the memory estimate.
+    /// The contents' bytes it holds.
     var size: Int { halves.withLock { $0.newerBytes + $0.older.values.reduce(0) { $0 + $1.count } } }
 }
