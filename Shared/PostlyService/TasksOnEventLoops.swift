@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -10,5 +11,8 @@ import NIOPosix
 ///
 /// Called first in a service's `main`, on the main thread, before any task exists.
 public func runTasksOnEventLoops() {
-    NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    if !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+        // Still correct, only slower; said before the service's logging is set up, so on stderr.
+        Logger(label: "postly").warning("Swift's tasks stay on their own pool: NIO could not take them over")
+    }
 }

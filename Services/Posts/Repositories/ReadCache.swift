@@ -1,3 +1,4 @@
+import PostlyService
 import Synchronization
 
 /// Values read from the database, kept in memory until a change drops them, never by age.
@@ -8,14 +9,8 @@ import Synchronization
 ///   entry never holds what a committed change made stale, and a read after the drop never
 ///   joins such a load.
 /// - Bounded by an estimate of the bytes held (`cost`): the least recently used entries go
-///   first.
+///   first (`LeastRecentlyUsed`).
 final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private struct Entry {
-        var value: Value
-        var bytes: Int
-        var lastUsed: UInt64
-    }
-
     /// One load of missing keys, which later misses of the same keys wait for.
     private final class Load: Sendable {
         /// The cache's generation when the load began: a drop after it makes its values stale.
@@ -45,10 +40,8 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     private struct State {
-        var entries: [Key: Entry] = [:]
+        var entries: LeastRecentlyUsed<Key, Value>
         var keysByTag: [String: Set<Key>] = [:]
-        var bytes = 0
-        var lastUsed: UInt64 = 0
         /// Grows with every load and drop.
         var generation: UInt64 = 0
         /// The generation of each tag's last drop, while a load that began before it may run.
@@ -59,13 +52,14 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var loading: [Key: Load] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     let capacityBytes: Int
     private let cost: @Sendable (Value) -> Int
     private let tags: @Sendable (Key) -> [String]
 
     init(capacityBytes: Int, cost: @escaping @Sendable (Value) -> Int, tags: @escaping @Sendable (Key) -> [String]) {
         self.capacityBytes = capacityBytes
+        self.state = Mutex(State(entries: LeastRecentlyUsed(maxBytes: capacityBytes)))
         self.cost = cost
         self.tags = tags
     }
@@ -78,10 +72,8 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         var missing: [Key] = []
         let ownLoad: Load? = state.withLock { state in
             for key in keys where found[key] == nil {
-                if let entry = state.entries[key] {
-                    state.lastUsed += 1
-                    state.entries[key]?.lastUsed = state.lastUsed
-                    found[key] = entry.value
+                if let value = state.entries.value(of: key) {
+                    found[key] = value
                 } else if let running = state.loading[key] {
                     waitFor[ObjectIdentifier(running)] = running
                 } else if !missing.contains(key) {
@@ -120,30 +112,19 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         guard bytes <= capacityBytes / 4, state.everythingDroppedAt <= start,
               keyTags.allSatisfy({ state.droppedAt[$0, default: 0] <= start })
         else { return }
-        remove(key, from: &state)
-        if state.bytes + bytes > capacityBytes { evict(toFit: bytes, in: &state) }
-        state.lastUsed += 1
-        state.entries[key] = Entry(value: value, bytes: bytes, lastUsed: state.lastUsed)
-        state.bytes += bytes
+        for (evicted, _) in state.entries.insert(value, bytes: bytes, for: key) { forgetTags(of: evicted, in: &state) }
         for tag in keyTags { state.keysByTag[tag, default: []].insert(key) }
     }
 
     private func remove(_ key: Key, from state: inout State) {
-        guard let old = state.entries.removeValue(forKey: key) else { return }
-        state.bytes -= old.bytes
+        guard state.entries.removeValue(forKey: key) != nil else { return }
+        forgetTags(of: key, in: &state)
+    }
+
+    private func forgetTags(of key: Key, in state: inout State) {
         for tag in tags(key) {
             state.keysByTag[tag]?.remove(key)
             if state.keysByTag[tag]?.isEmpty == true { state.keysByTag[tag] = nil }
-        }
-    }
-
-    /// The least recently used entries go until the new one fits with a tenth to spare, so
-    /// the sort is paid once per many stores.
-    private func evict(toFit bytes: Int, in state: inout State) {
-        let target = capacityBytes - capacityBytes / 10 - bytes
-        for (key, _) in state.entries.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) {
-            guard state.bytes > target else { break }
-            remove(key, from: &state)
         }
     }
 
@@ -170,25 +151,20 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         state.withLock { state in
             state.generation += 1
             state.everythingDroppedAt = state.generation
-            state.entries = [:]
+            state.entries.removeAll()
             state.keysByTag = [:]
-            state.bytes = 0
             state.droppedAt = [:]
             state.loading = [:]
         }
     }
 
     /// Changes the entry of `key` in place, if there is one (its cost stays as estimated).
-    func update(_ key: Key, _ change: (inout Value) -> Void) {
-        state.withLock { state in
-            guard var entry = state.entries[key] else { return }
-            change(&entry.value)
-            state.entries[key] = entry
-        }
+    func update(_ key: Key, _ change: @Sendable (inout Value) -> Void) {
+        state.withLock { $0.entries.update(key, change) }
     }
 
     /// The estimated bytes held and the number of entries.
     var usage: (bytes: Int, entries: Int) {
-        state.withLock { ($0.bytes, $0.entries.count) }
+        state.withLock { ($0.entries.bytes, $0.entries.count) }
     }
 }
