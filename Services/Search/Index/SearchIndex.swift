@@ -1,5 +1,4 @@
 import PostlyModels
-import Synchronization
 
 /// The search index in memory, which every search reads and only `IndexFollower` changes:
 /// loaded whole from the service's tables at start, then kept with the change log. Until it is
@@ -12,20 +11,20 @@ final class SearchIndex: Sendable {
     let lexicon = Lexicon()
     /// What this instance's consumer stored, for the follower to apply without reading it back.
     let stored = StoredPosts()
-    private let state = Mutex<IndexState?>(nil)
+    private let state = ReadWriteLock<IndexState?>(nil)
 
     struct NotLoaded: Error {}
 
-    var isLoaded: Bool { state.withLock { $0 != nil } }
+    var isLoaded: Bool { state.read { $0 != nil } }
 
     /// The last position of the change log applied; nil before the load.
-    var position: Int64? { state.withLock { $0?.position } }
+    var position: Int64? { state.read { $0?.position } }
 
-    var postCount: Int { state.withLock { $0?.postCount ?? 0 } }
+    var postCount: Int { state.read { $0?.postCount ?? 0 } }
 
     /// Replaces everything (the load, or a reload after a reindex).
     func replace(with newState: IndexState) {
-        let old = state.withLock { state in
+        let old = state.write { state in
             let old = state
             state = newState
             return old
@@ -35,7 +34,7 @@ final class SearchIndex: Sendable {
 
     /// Changes the loaded index; nothing before it is loaded.
     func update(_ body: (inout IndexState) -> Void) {
-        state.withLock { state in
+        state.write { state in
             guard state != nil else { return }
             body(&state!)
         }
@@ -43,7 +42,7 @@ final class SearchIndex: Sendable {
 
     /// See `IndexState.search(_:offset:limit:)`.
     func search(_ words: [WordQuery], offset: Int, limit: Int) throws -> (total: Int, hits: [IndexHit]) {
-        try state.withLock { state in
+        try state.read { state in
             guard let state else { throw NotLoaded() }
             return state.search(words, offset: offset, limit: limit)
         }
