@@ -2,12 +2,12 @@ import Glibc
 
 /// A value that many threads read at once and one changes at a time: the index, which every
 /// search reads for the whole of its ranking and only the follower changes. Under a `Mutex`
-/// searches took turns: with the ranking a quarter of search's work, more cores could not have
-/// made it much faster (at 100,000 posts on two cores, prefix queries waited in the kernel for
-/// about 7 % of search's CPU and answered 4-8 % more a second with this lock). A copy taken
-/// under a short lock would instead make the follower's next change copy the index's arrays.
-/// Writers go first when both wait, so a stream of searches cannot hold the follower off.
-/// Swift's `Synchronization` has no such lock.
+/// searches took turns, so more cores could not have made search much faster (the ranking is up
+/// to a quarter of an answer's work; at 100,000 posts on two cores prefix queries waited in the
+/// kernel for about 7 % of search's CPU, and answered 4-8 % more a second with this lock). A copy
+/// taken under a short lock would instead make the follower's next change copy the index's
+/// arrays. Writers go first when both wait, so a stream of searches cannot hold the follower
+/// off. Swift's `Synchronization` has no such lock.
 final class ReadWriteLock<Value: Sendable>: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
     private var value: Value
