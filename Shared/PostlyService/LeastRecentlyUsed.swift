@@ -2,7 +2,7 @@
 /// either bound the least recently used go first. Every operation takes constant time: the
 /// entries are a list in order of use, threaded through an array of slots.
 ///
-/// Not synchronized: its owner keeps it behind a lock, and frees what `insert` evicts outside it.
+/// Not synchronized: its owner keeps it behind a lock (and may free what `insert` evicts outside).
 /// The one way Postly's services keep a bounded cache (posts' reads, search's contents,
 /// images' answers).
 public struct LeastRecentlyUsed<Key: Hashable, Value> {
