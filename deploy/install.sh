@@ -18,6 +18,13 @@ deps="$root/.deps"
 mkdir -p "$deps"
 
 log() { printf '[install] %s\n' "$*" >&2; }
+source "$root/deploy/retry.sh"
+# Installs Debian packages, the package lists fetched first; tried again when the archive
+# cannot be reached for a moment.
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 
 if ! command -v swift >/dev/null 2>&1; then
   log "swift is not on PATH: install Swift 6.x (swift.org) first; it is not in Debian's archive"
@@ -34,9 +41,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   log "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  with_retries 4 15 apt_install "${missing[@]}"
   # The server packages start a cluster of their own; Postly runs its own data directories.
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet postgresql 2>/dev/null; then systemctl stop postgresql || true; fi
   pg_ctlcluster --help >/dev/null 2>&1 && for c in $(pg_lsclusters -h 2>/dev/null | awk '$4=="online"{print $1"/"$2}'); do pg_ctlcluster "${c%/*}" "${c#*/}" stop || true; done
@@ -100,9 +105,7 @@ fi
 # against RFC 4287's RELAX NG schema.
 if ! command -v java >/dev/null 2>&1; then
   log "apt-get install default-jre-headless (java, for jing)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends default-jre-headless >/dev/null
+  with_retries 4 15 apt_install default-jre-headless
 fi
 feed_tools="$deps/feed-tools"
 if [ ! -x "$feed_tools/bin/pyjing" ] || ! "$feed_tools/bin/python" -c 'import feedparser, lxml' 2>/dev/null; then
@@ -113,7 +116,7 @@ fi
 # The manifests' checks (deploy/check_k8s.py): any kubectl with kustomize, offline tools from PyPI.
 if ! command -v kubectl >/dev/null 2>&1; then
   log "apt-get install kubernetes-client (kubectl)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends kubernetes-client >/dev/null
+  with_retries 4 15 apt_install kubernetes-client
 fi
 k8s_tools="$deps/k8s-tools"
 if [ ! -x "$k8s_tools/bin/checkov" ]; then

@@ -24,10 +24,13 @@ else
     >"$work/sources/sid-src.sources"
 fi
 apt_private=(-o APT::Sandbox::User=root -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$work/sources" -o "Dir::State::Lists=$work/lists")
-apt-get "${apt_private[@]}" update -qq
 # The upstream tarball as released: Debian's own patches move the bundled OpenTelemetry
 # headers to a nanopb package that is not needed here.
-(cd "$work" && apt-get "${apt_private[@]}" source -qq --download-only librdkafka/sid >/dev/null)
+download() {
+  apt-get "${apt_private[@]}" update -qq && (cd "$work" && apt-get "${apt_private[@]}" source -qq --download-only librdkafka/sid >/dev/null)
+}
+source "$here/../retry.sh"
+with_retries 4 15 download
 mkdir "$work/src"
 tar -xzf "$work"/librdkafka_*.orig.tar.gz -C "$work/src" --strip-components=1
 for patch in "$here"/*.patch; do
