@@ -32,6 +32,11 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try verifyStillValid()
+    }
+
+    /// What a token whose signature was checked before must still satisfy each time it is used.
+    func verifyStillValid() throws {
         try exp.verifyNotExpired()
         try aud.verifyIntendedAudience(includes: Self.audience)
     }

@@ -158,6 +158,32 @@ import TestSupport
         #expect(try await status(token, in: app) == .unauthorized)
     }
 
+    /// A token accepted once is not taken on trust afterwards: when it expires, it is refused.
+    @Test func aTokenAcceptedBeforeIsRefusedOnceItExpires() async throws {
+        let app = try await TestApplication()
+        let token = try await app.issuer.token(lifetime: 3)
+        #expect(try await status(token, in: app) == .ok)
+        try await Task.sleep(for: .seconds(4.2))
+        #expect(try await status(token, in: app) == .unauthorized)
+    }
+
+    /// Nor when the key it was checked with is replaced by another under the same kid.
+    @Test func aTokenAcceptedBeforeIsRefusedOnceItsKeyIsReplaced() async throws {
+        let old = try await TestTokenIssuer(keyId: "k")
+        let new = try await TestTokenIssuer(keyId: "k")
+        let published = Mutex(old.jwks)
+        let verifier = AccessTokenVerifier(
+            configuration: .init(unknownKeyRefetchInterval: .zero), denyList: SessionDenyList(), logger: Logger(label: "test")
+        ) { published.withLock { $0 } }
+        let token = try await old.token()
+        _ = try await verifier.verify(token)
+        _ = try await verifier.verify(token)
+        published.withLock { $0 = new.jwks }
+        try await verifier.refresh()
+        await #expect(throws: APIError.self) { try await verifier.verify(token) }
+        _ = try await verifier.verify(new.token())
+    }
+
     @Test func aRotatedKeyIsFetchedWhenATokenNamesIt() async throws {
         let old = try await TestTokenIssuer(keyId: "old")
         let new = try await TestTokenIssuer(keyId: "new")
