@@ -54,10 +54,15 @@ import TestSupport
                 #expect(deleted?.activity?["object"]?["id"]?.string == service.urls.article(post))
 
                 // A draft never leaves; a moment later nothing more has arrived.
-                try await service.apply(postEvent(.created, id: UUID().uuidString, status: .draft, author: ada, sequence: 1))
+                let draft = UUID().uuidString.lowercased()
+                try await service.apply(postEvent(.created, id: draft, status: .draft, author: ada, sequence: 1))
                 try await Task.sleep(for: .milliseconds(300))
                 #expect(peer.activities("Create").count == 1 && peer.activities("Update").count == 1 && peer.activities("Delete").count == 1)
                 #expect(try await service.count("SELECT count(*) FROM deliveries") == 0)
+                // Published later, it leaves as a Create.
+                try await service.apply(postEvent(.updated, id: draft, author: ada, sequence: 2))
+                let published = try await eventually(seconds: 5) { peer.activities("Create").count == 2 ? peer.activities("Create").last : nil }
+                #expect(published?.activity?["object"]?["id"]?.string == service.urls.article(draft))
             }
         }
     }

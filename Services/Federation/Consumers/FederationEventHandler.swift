@@ -37,9 +37,12 @@ struct FederationEventHandler: EventHandler {
         let before = try await ArticleRepository.state(of: post.id, in: connection)
         // A deleted post stays deleted whatever arrives late.
         guard !before.deleted else { return }
+        let isPublic = deletedAt == nil && post.status == .published
+        // A post never public has nothing to show or send, and no row answers the same as its
+        // row would: most creates are drafts, so this is most of what federation does for them.
+        guard isPublic || before.createSequence != nil else { return }
         try await ActorRepository.store(post.author, sequence: nil, in: connection)
         var post = post
-        let isPublic = deletedAt == nil && post.status == .published
         // An event written before posts carried its rendering is rendered here, as posts does.
         if isPublic { post.contentHtml = post.contentHtml ?? Markdown.render(post.content).html }
         let createSequence = isPublic ? (before.createSequence ?? sequence) : nil

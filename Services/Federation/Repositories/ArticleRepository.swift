@@ -54,7 +54,7 @@ struct ArticleRepository: Sendable {
 
     /// Stores the post of a `post.*` event, a tombstone when `deletedAt` is set. `createSequence`:
     /// the event whose Create federates it (nil: not federated). Only a public post keeps its
-    /// document: a draft's is never shown, and encoding and storing it cost every create.
+    /// document: an unpublished one's is never shown. (A post never public is not stored.)
     static func store(_ post: Post, deletedAt: Date?, createSequence: Int64?, in connection: DatabaseConnection) async throws {
         let status = deletedAt != nil ? "deleted" : post.status.rawValue
         let json = status == PostStatus.published.rawValue ? String(decoding: try PostlyJSON.encode(post), as: UTF8.self) : nil
