@@ -6,7 +6,7 @@ import PostlyService
 
 /// Asks the posts service about a post the projection does not know yet (a comment a
 /// moment after its post was created, before the event arrived), with the caller's
-/// credentials, so the posts service applies its own visibility rules.
+/// credentials, so the posts service applies its own visibility rules. It counts no view.
 struct PostsServiceClient: Sendable {
     let baseURL: String
     let timeout: Duration
@@ -20,7 +20,7 @@ struct PostsServiceClient: Sendable {
         var headers: [(name: String, value: String)] = [("Accept", "application/json"), ("User-Agent", "postly-comments")]
         if let authorization { headers.append(("Authorization", authorization)) }
         let request = CurlHTTPClient.Request(
-            method: "GET", url: "\(baseURL)/api/posts/\(path)", headers: headers,
+            method: "GET", url: "\(baseURL)/api/posts/\(path)?countView=false", headers: headers,
             timeout: timeout, connectTimeout: min(timeout, .milliseconds(500)), maxResponseBytes: 4 << 20)
         let response: CurlHTTPClient.Response
         do {

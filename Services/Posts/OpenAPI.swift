@@ -89,8 +89,11 @@ let openAPI = OpenAPIDocument(
           "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
           "get": {
             "summary": "A post by id; counts one view. Another user's draft or scheduled post answers 404.",
-            "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
-            "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}
+            "parameters": [
+              {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}},
+              {"name": "countView", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "false: no view is counted (the other services' look at a post)"}
+            ],
+            "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "400": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}
           },
           "put": {
             "summary": "Edit a post (author only); coverImage null removes it. Scheduling: status scheduled (or published) with a future publishAt schedules; status draft unschedules; status published with publishAt null publishes now; status published without publishAt leaves a scheduled post scheduled",
@@ -132,8 +135,8 @@ let openAPI = OpenAPIDocument(
         "/api/posts/slug/{slug}": {
           "get": {
             "summary": "A post by current or former slug; counts one view",
-            "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string"}}],
-            "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "404": {"$ref": "#/components/responses/Problem"}}
+            "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string"}}, {"name": "countView", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "false: no view is counted (the other services' look at a post)"}],
+            "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "400": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}
           }
         },
         "/api/posts/{id}/like": {

@@ -28,6 +28,11 @@ public final class ViewCounter: Service, Sendable {
         }
     }
 
+    /// The views of the post not yet written.
+    public func unwritten(_ postId: String) -> Int {
+        pending.withLock { $0[postId, default: 0] }
+    }
+
     public func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             // Graceful shutdown ends the wait at once; the last flush below still runs.

@@ -7,8 +7,8 @@ import Synchronization
 import TestSupport
 
 /// A stand-in for the posts service on 127.0.0.1 (a port the system picks): answers
-/// `GET /api/posts/{id}` with the posts it holds, encoded as the posts service encodes them,
-/// 404 for others, or `failWith` for every request. Records the Authorization headers it got.
+/// `GET /api/posts/{id}?countView=false` with the posts it holds, encoded as the posts service
+/// encodes them, 404 for others, 400 without `countView=false`, or `failWith` for every request. Records the Authorization headers it got.
 final class FakePostsService: Sendable {
     let posts = Mutex<[String: Post]>([:])
     let authorizations = Mutex<[String]>([])
@@ -36,6 +36,8 @@ final class FakePostsService: Sendable {
         router.get("api/posts/:id") { request, context -> Response in
             self.authorizations.withLock { $0.append(request.headers[.authorization] ?? "") }
             if let failWith = self.failWith { return Response(status: .init(code: failWith)) }
+            // Another service's look at a post must not count as a reader's view.
+            guard request.uri.queryParameters.get("countView") == "false" else { return Response(status: .badRequest) }
             let id = try context.parameters.require("id")
             guard let post = self.posts.withLock({ $0[id] }) else { return Response(status: .notFound) }
             let body = try PostlyJSON.encoder().encode(post)

@@ -83,6 +83,18 @@ import TestSupport
         }
     }
 
+    @Test func anotherServicesLookIsNoView() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            for _ in 0..<3 { #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 0) }
+            #expect(try await api.request(.get, "/api/posts/slug/\(post.slug)?countView=false").post().views == 0)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=maybe").status == .badRequest)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views == 1)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 1)
+        }
+    }
+
     @Test func viewsCountedBeforeAGracefulShutdownAreWritten() async throws {
         let postId = Mutex<String>("")
         try await withPostsService(viewFlushInterval: .seconds(3600), afterShutdown: { database in

@@ -51,6 +51,10 @@ import TestSupport
                 (#"{"title":"t","content":"c","coverImage":"javascript:alert(1)"}"#, "coverImage"),
                 (#"{"title":"t","content":"c","coverImage":"/relative.png"}"#, "coverImage"),
                 ("{\"title\":\"t\",\"content\":\"c\",\"coverImage\":\"https://x.test/\(String(repeating: "a", count: 2048))\"}", "coverImage"),
+                // Markup and whitespace a page would take in as it is: RFC 3986 wants them percent-encoded.
+                (#"{"title":"t","content":"c","coverImage":"https://img.test/x\n<script>"}"#, "coverImage"),
+                (#"{"title":"t","content":"c","coverImage":"https://img.test/x\"onerror=\"alert(1)"}"#, "coverImage"),
+                (#"{"title":"t","content":"c","coverImage":"https://img.test/a b.png"}"#, "coverImage"),
                 (#"{"title":"t","content":"c","status":"archived"}"#, "status"),
                 (#"{"content":"c"}"#, "title"),
             ]
@@ -64,6 +68,11 @@ import TestSupport
             let title200 = String(repeating: "é", count: 200)
             #expect(try await api.create(title200, as: ada).title == title200)
             #expect(try await api.request(.get, "/api/posts").page().pagination.total == 1)
+            // An edit is held to the same rules, and changes nothing.
+            let post = try await api.create("Kept", coverImage: "https://img.test/caf%C3%A9.png", as: ada)
+            let edit = try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"coverImage":"https://img.test/x\"onerror=\"alert(1)"}"#)
+            #expect(edit.status == .unprocessableContent && edit.problem?.errors?["coverImage"] != nil)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().coverImage == "https://img.test/caf%C3%A9.png")
         }
     }
 
@@ -153,6 +162,10 @@ import TestSupport
             #expect(try stale.post().version == 2)
             // Without If-Match the last write wins.
             #expect(try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"content":"v3"}"#).post().version == 3)
+            // A list matches when any of its tags is current (RFC 9110), and fails when none is.
+            #expect(try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"content":"v4"}"#, headers: [.ifMatch: #""9", "3""#]).status == .ok)
+            #expect(try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"content":"v5"}"#, headers: [.ifMatch: #""3", "9""#]).status == .preconditionFailed)
+            #expect(try await api.request(.get, "/api/posts/\(post.id)").post().content == "v4")
         }
     }
 

@@ -5,7 +5,7 @@ import PostlyModels
 /// normalization rules, each application recorded as a fix.
 public struct ImportPlanner {
     /// The API's limits: longer values are kept and reported (an edit will need to shorten them).
-    static let nameLimit = 100, titleLimit = 200, contentLimit = 100_000, coverImageLimit = 2048
+    static let nameLimit = 100, titleLimit = 200, contentLimit = 100_000
 
     private var plan: ImportPlan
     /// A merged user's id → the id of the user it merged into.
@@ -343,11 +343,7 @@ public struct ImportPlanner {
 
     private mutating func coverImage(_ value: ExtendedJSON?, _ id: String) -> String? {
         guard let value, value != .null else { return nil }
-        if let text = value.string, text.count <= Self.coverImageLimit, let url = URL(string: text),
-            ["http", "https"].contains(url.scheme?.lowercased()), url.host?.isEmpty == false
-        {
-            return text
-        }
+        if let text = value.string, CoverImage.problem(with: text) == nil { return text }
         fix(.posts, id, "coverImage", "cover_image_not_absolute_http_url", value, .null)
         return nil
     }

@@ -100,7 +100,6 @@ struct UpdatePostRequest: Decodable {
 enum PostValidation {
     static let titleLimit = TextLimit(characters: 200)
     static let contentLimit = TextLimit(characters: 100_000)
-    static let maximumCoverImageLength = 2_048
 
     static func title(_ value: String?, required: Bool, errors: inout [String: String]) -> String? {
         guard let value else {
@@ -150,14 +149,8 @@ enum PostValidation {
     /// An absolute http(s) URL; an empty string means no image, like `null`.
     static func coverImage(_ value: String?, errors: inout [String: String]) -> String? {
         guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
-        guard value.count <= maximumCoverImageLength else {
-            errors["coverImage"] = "must be at most \(maximumCoverImageLength) characters"
-            return nil
-        }
-        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty
-        else {
-            errors["coverImage"] = "must be an absolute http(s) URL"
+        if let problem = CoverImage.problem(with: value) {
+            errors["coverImage"] = problem
             return nil
         }
         return value

@@ -101,9 +101,14 @@ public struct PostsController: Sendable {
     }
 
     /// Counts the view (in memory) and answers the post, or 304 when the client has this version.
+    /// `countView=false` reads it without counting: another service's look at a post is no view.
     private func viewed(_ post: Post, request: Request, context: PostlyRequestContext) throws -> Response {
         var post = post
-        post.views += views.record(post.id)
+        switch request.uri.queryParameters.get("countView") {
+        case nil, "true": post.views += views.record(post.id)
+        case "false": post.views += views.unwritten(post.id)
+        default: throw APIError.badRequest("'countView' must be 'true' or 'false'")
+        }
         let etag = Self.etag(post)
         if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, etag: etag) {
             return Response(status: .notModified, headers: [.eTag: etag])
@@ -122,14 +127,17 @@ public struct PostsController: Sendable {
         }
     }
 
-    /// The version an `If-Match` names: nil without one (or with `*`), -1 when it names none
-    /// (which is never current).
-    static func ifMatchVersion(_ request: Request) -> Int? {
+    /// The versions an `If-Match` names (RFC 9110: a list, any of which may be current): nil
+    /// without one (or with `*`), empty when it names none. `W/` is read as the tag itself: a
+    /// proxy that compresses an answer weakens its ETag, and the client sends back what it got.
+    static func ifMatchVersions(_ request: Request) -> [Int]? {
         guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), header != "*" else { return nil }
-        var tag = Substring(header)
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
-        return Int(tag) ?? -1
+        return header.split(separator: ",").compactMap { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)[...]
+            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+            if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
+            return Int(tag)
+        }
     }
 
     // MARK: - Writes
@@ -149,7 +157,7 @@ public struct PostsController: Sendable {
         let id = try context.parameters.require("id")
         let body = try await request.decodeJSON(as: UpdatePostRequest.self, context: context)
         let changes = try body.validated()
-        let ifMatch = Self.ifMatchVersion(request)
+        let ifMatch = Self.ifMatchVersions(request)
         let outcome = try await writes.write { transaction in
             try await repository.update(id: id, changes, by: Caller(context.identity), ifMatch: ifMatch, in: transaction)
         }

@@ -83,7 +83,7 @@ public protocol PostRepository: Sendable {
     func isLiked(id: String, by caller: Caller) async throws -> Bool
 
     func create(_ post: NewPost, by caller: Caller, in transaction: WriteTransaction) async throws -> Post
-    func update(id: String, _ changes: PostChanges, by caller: Caller, ifMatch: Int?, in transaction: WriteTransaction) async throws -> UpdateOutcome
+    func update(id: String, _ changes: PostChanges, by caller: Caller, ifMatch: [Int]?, in transaction: WriteTransaction) async throws -> UpdateOutcome
     func delete(id: String, by caller: Caller, in transaction: WriteTransaction) async throws
     /// Likes or unlikes; liking twice counts once, unliking what is not liked is fine.
     func setLiked(_ liked: Bool, id: String, by caller: Caller, in transaction: WriteTransaction) async throws

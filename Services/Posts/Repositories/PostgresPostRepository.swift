@@ -175,11 +175,11 @@ public struct PostgresPostRepository: PostRepository {
     }
 
     public func update(
-        id: String, _ changes: PostChanges, by caller: Caller, ifMatch: Int?, in transaction: WriteTransaction
+        id: String, _ changes: PostChanges, by caller: Caller, ifMatch: [Int]?, in transaction: WriteTransaction
     ) async throws -> UpdateOutcome {
         let connection = transaction.connection
         let current = try await authorizedRecord(id: id, caller: caller, in: connection)
-        if let ifMatch, ifMatch != current.version {
+        if let ifMatch, !ifMatch.contains(current.version) {
             return .stale(try await Self.post(current, in: connection))
         }
         let schedule = try PublishSchedule.resolve(
