@@ -292,7 +292,7 @@ def feeds_read_by_readers(client, suite):
     token, user_id = session["accessToken"], session["user"]["userId"]
     secrets.extend([token, session["refreshToken"]])
     client.first_post(token, "A calm post", "Nothing to see.")
-    hostile = {"title": "A & B <c> ]]> \b 🍮", "status": "published", "coverImage": 'https://images.example.com/a.jpg?x=1&y="2"',
+    hostile = {"title": "A & B <c> ]]> \b 🍮", "status": "published", "coverImage": "https://images.example.com/a.jpg?x=1&y='2'",
                "content": "Raw <script>alert('feed')</script> <b onclick=\"steal()\">bold</b>, ]]> and \b inside.\n\n"
                           "<iframe src=\"https://evil.example\"></iframe><img src=x onerror=\"steal()\">"}
     answer = client.call("POST", "/api/posts", token, hostile)

@@ -40,7 +40,7 @@ struct FederationParts: Sendable {
     let processor: InboxProcessor
 
     init(_ kit: ServiceKit, _ configuration: FederationConfiguration, clock: @escaping @Sendable () -> Date = { Date() }) {
-        urls = FederationURLs(base: configuration.publicBaseURL)
+        urls = FederationURLs(permalink: configuration.permalink)
         documents = ActivityDocuments(urls: urls)
         actors = ActorRepository(database: kit.database)
         articles = ArticleRepository(database: kit.database)

@@ -6,10 +6,10 @@ public struct FederationConfiguration: Sendable {
     /// `HOST`, `PORT` (default 8087), `LOG_LEVEL`, `AUTH_JWKS_URL`, `AUTH_ISSUER`, `POSTGRES_*`
     /// (database `postly_federation`), `KAFKA_BROKERS`.
     public var service: ServiceConfiguration
-    /// `PUBLIC_BASE_URL` (default `http://127.0.0.1:8080`, the local gateway): the address the
-    /// fediverse reaches us at, without a trailing slash. Every ActivityPub id is made from it,
-    /// and its host (with its port) is the host of `acct:` handles.
-    public var publicBaseURL: String
+    /// `PUBLIC_BASE_URL` and `POST_URL_TEMPLATE`: where an `Article`'s `url` says its post is read,
+    /// as the feeds say. The base URL is the address the fediverse reaches us at: every
+    /// ActivityPub id is made from it, and its host (with its port) is the host of `acct:` handles.
+    public var permalink: Permalink
     /// `FEDERATION_ALLOW_PRIVATE_NETWORKS` (default off; `1` for tests on loopback): outbound
     /// fetches and deliveries may go to loopback and private addresses.
     public var allowPrivateNetworks: Bool
@@ -36,9 +36,7 @@ public struct FederationConfiguration: Sendable {
 
     public init(environment: Environment = Environment()) {
         service = ServiceConfiguration(name: "federation", defaultPort: 8087, environment: environment)
-        var base = environment.string("PUBLIC_BASE_URL", default: "http://127.0.0.1:8080")
-        while base.hasSuffix("/") { base.removeLast() }
-        publicBaseURL = base
+        permalink = Permalink(environment: environment)
         allowPrivateNetworks = environment.string("FEDERATION_ALLOW_PRIVATE_NETWORKS") == "1"
         retryBase = environment.milliseconds("FEDERATION_RETRY_BASE_MS", default: 60_000, minimum: 1)
         hostPause = environment.milliseconds("FEDERATION_HOST_PAUSE_MS", default: 600_000, minimum: 1)

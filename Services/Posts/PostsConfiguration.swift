@@ -28,12 +28,9 @@ public struct PostsConfiguration: Sendable {
         cacheBytes = environment.integer("POSTS_CACHE_MIB", default: 32, in: 1...4096) << 20
         schedulerPoll = environment.milliseconds("SCHEDULER_POLL_MS", default: 1000, minimum: 10)
         tombstoneRetention = TimeInterval(environment.integer("CHANGES_TOMBSTONE_DAYS", default: 30, in: 1...3650) * 86_400)
-        var base = environment.string("PUBLIC_BASE_URL", default: "http://127.0.0.1:8080")
-        while base.hasSuffix("/") { base.removeLast() }
         feedSite = FeedSite(
-            baseURL: base, title: environment.string("SITE_TITLE", default: "Postly"),
+            permalink: Permalink(environment: environment), title: environment.string("SITE_TITLE", default: "Postly"),
             description: environment.string("SITE_DESCRIPTION", default: "The latest posts on Postly"),
-            postURLTemplate: environment.string("POST_URL_TEMPLATE", default: "{base}/posts/{slug}"),
             tagDate: environment.string("FEED_TAG_DATE", default: "2026-01-01"))
     }
 }

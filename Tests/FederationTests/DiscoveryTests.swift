@@ -87,6 +87,8 @@ import TestSupport
             #expect(article["type"] == "Article" && article["name"] == "Crème brûlée")
             #expect(article["content"]?.string == "<p>Custard & sugar</p>\n")
             #expect(article["attributedTo"]?.string == service.urls.actor(ada.userId))
+            // Where people read it, as the feeds link it (POST_URL_TEMPLATE), not the JSON API.
+            #expect(article["url"]?.string == "\(FederationTestService.base)/posts/a-post")
             #expect(article["to"] == [.string(FederationURLs.publicAudience)])
             #expect(article["cc"] == [.string(service.urls.followers(ada.userId))])
             #expect(try await service.get("/ap/posts/\(draft)").status == .notFound)

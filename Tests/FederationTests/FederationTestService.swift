@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import PostlyModels
 import PostlyPostgres
+import PostlyService
 import Testing
 import TestSupport
 
@@ -17,7 +18,7 @@ struct FederationTestService: Sendable {
     static let base = "http://127.0.0.1:8080"
     static let host = "127.0.0.1:8080"
     let harness: ServiceTestHarness
-    let urls = FederationURLs(base: Self.base)
+    let urls = FederationURLs(permalink: Permalink(baseURL: Self.base))
 
     static func run(_ body: @escaping @Sendable (FederationTestService) async throws -> Void) async throws {
         try await ServiceTestHarness.run { setup in

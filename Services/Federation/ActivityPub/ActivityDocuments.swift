@@ -44,7 +44,7 @@ struct ActivityDocuments: Sendable {
         var article: [String: JSONValue] = [
             "id": .string(urls.article(post.id)), "type": "Article", "name": .string(post.title),
             "content": .string(post.contentHtml ?? ""), "mediaType": "text/html", "summary": .string(post.excerpt),
-            "url": .string(urls.postPage(post.id)), "attributedTo": .string(urls.actor(post.author.userId)),
+            "url": .string(urls.permalink.url(of: post)), "attributedTo": .string(urls.actor(post.author.userId)),
             "published": Self.date(post.publishedAt ?? post.createdAt), "updated": Self.date(post.updatedAt),
             "to": [.string(FederationURLs.publicAudience)], "cc": [.string(urls.followers(post.author.userId))],
         ]

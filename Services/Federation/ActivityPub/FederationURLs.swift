@@ -1,4 +1,6 @@
 import Foundation
+import PostlyModels
+import PostlyService
 
 /// Every URL the service makes, from `PUBLIC_BASE_URL`: actor, collection, object and activity
 /// ids, and the reverse, a local actor's user id from its id.
@@ -8,8 +10,12 @@ struct FederationURLs: Sendable {
     /// `host[:port]` of the base URL: the host part of `acct:` handles.
     let host: String
 
-    init(base: String) {
-        self.base = base
+    /// Where people read a post.
+    let permalink: Permalink
+
+    init(permalink: Permalink) {
+        self.permalink = permalink
+        base = permalink.baseURL
         host = URLParts(base)?.authority ?? base
     }
 
@@ -26,8 +32,6 @@ struct FederationURLs: Sendable {
     /// The key of an actor (a user id, or the instance actor's `InstanceActor.id`).
     func key(of actorId: String) -> String { (actorId == InstanceActor.id ? instanceActor : actor(actorId)) + "#main-key" }
     func article(_ postId: String) -> String { "\(base)/ap/posts/\(postId)" }
-    /// Where people read a post: the post through the gateway.
-    func postPage(_ postId: String) -> String { "\(base)/api/posts/\(postId)" }
     /// Where people see an author: their posts through the gateway.
     func profilePage(_ userId: String) -> String { "\(base)/api/users/\(userId)/posts" }
 

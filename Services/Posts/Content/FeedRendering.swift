@@ -1,21 +1,20 @@
 import Foundation
 import PostlyModels
+import PostlyService
 
 /// Where the RSS and Atom feeds live and what they call themselves (`PostsConfiguration`).
 public struct FeedSite: Sendable {
-    /// Absolute, without a trailing slash.
-    public var baseURL: String
+    /// Where each post is read; its base URL is the base of every other absolute link.
+    public var permalink: Permalink
     public var title: String
     public var description: String
-    /// `{base}`, `{slug}` and `{id}` are replaced.
-    public var postURLTemplate: String
     /// The date of the tag URIs (RFC 4151): part of every entry's id for good.
     public var tagDate: String
 
-    func postURL(_ post: Post) -> String {
-        postURLTemplate.replacingOccurrences(of: "{base}", with: baseURL).replacingOccurrences(of: "{slug}", with: post.slug)
-            .replacingOccurrences(of: "{id}", with: post.id)
-    }
+    /// Absolute, without a trailing slash.
+    var baseURL: String { permalink.baseURL }
+
+    func postURL(_ post: Post) -> String { permalink.url(of: post) }
 
     /// `tag:{host},{date}:{specific}`: an id that survives slug changes.
     func tag(_ specific: String) -> String {
