@@ -1,3 +1,4 @@
+import Foundation
 import PostlyModels
 
 /// Where people read a post: `POST_URL_TEMPLATE` (default `{base}/posts/{slug}`, the web
