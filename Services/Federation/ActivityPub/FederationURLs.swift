@@ -5,19 +5,18 @@ import PostlyService
 /// Every URL the service makes, from `PUBLIC_BASE_URL`: actor, collection, object and activity
 /// ids, and the reverse, a local actor's user id from its id.
 struct FederationURLs: Sendable {
-    /// Without a trailing slash.
-    let base: String
+    /// Where people read a post; its base URL is the base of every other URL.
+    let permalink: Permalink
     /// `host[:port]` of the base URL: the host part of `acct:` handles.
     let host: String
 
-    /// Where people read a post.
-    let permalink: Permalink
-
     init(permalink: Permalink) {
         self.permalink = permalink
-        base = permalink.baseURL
-        host = URLParts(base)?.authority ?? base
+        host = URLParts(permalink.baseURL)?.authority ?? permalink.baseURL
     }
+
+    /// Without a trailing slash.
+    var base: String { permalink.baseURL }
 
     static let publicAudience = "https://www.w3.org/ns/activitystreams#Public"
 
