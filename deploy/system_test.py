@@ -173,7 +173,7 @@ def walk(client, suite):
         types = [n["type"] for n in stream.notifications()]
         return "post.liked" in types and "comment.created" in types
     arrived, _ = eventually(WITHIN + 1, streamed)
-    check("the stream received the like and the comment", arrived, [e.get("data") for e in stream.events])
+    check("the stream received the like and the comment", arrived, arrived or notifications_trail(suite, post_id, stream))
     if arrived:
         like_event = next(e for e in stream.events if '"post.liked"' in e["data"])
         comment_event = next(e for e in stream.events if '"comment.created"' in e["data"])
@@ -203,10 +203,11 @@ def walk(client, suite):
         return answer if answer.status == 200 and [n["type"] for n in answer.body["notifications"]] == ["post.liked"] else None
     answer, _ = eventually(max(0.0, comment_deleted_at + WITHIN - time.monotonic()), listed_like_only)
     check(f"Ada's list shows the like, the comment's removed with it within {WITHIN} s", answer and answer.body["unreadCount"] == 1,
-          client.call("GET", "/api/notifications", ada))
+          answer or notifications_trail(suite, post_id, stream))
     answer = client.call("POST", "/api/notifications/read", ada, {"all": True})
     check("marking all read answers 200", answer.status == 200 and client.call("GET", "/api/notifications", ada).body.get("unreadCount") == 0, answer)
-    check("Grace has no notifications of her own actions", client.call("GET", "/api/notifications", grace).body.get("notifications") == [])
+    answer = client.call("GET", "/api/notifications", grace)
+    check("Grace has no notifications of her own actions", answer.body.get("notifications") == [], answer)
 
     # Cover images, through our images service and the fake Pexels.
     answer = client.call("GET", "/api/images/search?" + urllib.parse.urlencode({"query": "crème brûlée", "per_page": 6}), ada)
@@ -500,10 +501,13 @@ def suite_idle(suite, seconds=10):
 
 def groups_settled(suite):
     """Whether every consumer of every instance holds its partitions: in its log, its group's
-    last rebalance is an assignment, and none happened in the last second."""
+    last rebalance is an assignment, and none happened in the last second. A group one instance
+    of a service has joined, every instance of it must have: a member whose join tansu still
+    holds has logged nothing, and its join later takes partitions from the others mid-walk."""
     logs = os.path.join(suite.run_dir, "logs")
-    last = {}
+    last, groups = {}, {}
     for name in os.listdir(logs):
+        service = re.sub(r"(-\d+)?\.log$", "", name)
         with open(os.path.join(logs, name), errors="replace") as log:
             for line in log:
                 if line.startswith("{") and "Kafka partitions " in line:
@@ -511,13 +515,48 @@ def groups_settled(suite):
                         entry = json.loads(line)
                     except ValueError:
                         continue
-                    last[(name, entry.get("kafka.group"))] = (entry["message"], entry["time"])
+                    # An instance's revocation listener has a group of its own (`{service}-sessions-{uuid}`).
+                    group = re.sub(r"-sessions-.*", "-sessions", entry.get("kafka.group", ""))
+                    last[(name, group)] = (entry["message"], entry["time"])
+                    groups.setdefault(service, set()).add(group)
+    for name in os.listdir(logs):
+        for group in groups.get(re.sub(r"(-\d+)?\.log$", "", name), ()):
+            if (name, group) not in last:
+                return False
     now = time.time()
     for message, at in last.values():
         moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + at[19:].rstrip("Z"))
         if message != "Kafka partitions assigned" or now - moment < 1:
             return False
     return bool(last)
+
+
+def rebalances_and_warnings(suite, *services):
+    """The named services' logs' rebalances and warnings, the newest last, for a failed check."""
+    logs = os.path.join(suite.run_dir, "logs")
+    trail = {}
+    for name in sorted(os.listdir(logs)):
+        if name.startswith(services):
+            with open(os.path.join(logs, name), errors="replace") as log:
+                lines = [line[:300] for line in log if "OTel" not in line and re.search(r"partitions (assigned|revoked)|rebalance|\"level\":\"(warning|error)\"| warning | error ", line)]
+            trail[name] = lines[-15:]
+    return trail
+
+
+def notifications_trail(suite, post_id, stream):
+    """Where a post's likes and comments are on their way to its author's notifications, for a
+    failed check: what the stream received, the events in the posts and comments outboxes,
+    the notifications stored, and the rebalances and warnings of those three services."""
+    port = suite.port("postgres")
+    outbox = "SELECT id, convert_from(payload, 'UTF8')::jsonb->>'type', created_at, sent_at FROM outbox WHERE key = :'id' ORDER BY id"
+    trail = {
+        "streamed": [event.get("data") for event in stream.events],
+        "posts outbox": lib.psql(port, "postly_posts", outbox, id=post_id),
+        "comments outbox": lib.psql(port, "postly_comments", outbox, id=post_id),
+        "notifications": lib.psql(port, "postly_notifications", "SELECT position, type, removed, created_at FROM notifications WHERE post_id = :'id' ORDER BY position", id=post_id),
+    }
+    trail.update(rebalances_and_warnings(suite, "notifications", "posts", "comments"))
+    return json.dumps(trail, indent=1, default=str)
 
 
 def search_trail(suite, post_id):
@@ -538,13 +577,7 @@ def search_trail(suite, post_id):
                 trail[f"search {instance}"] = [line for line in metrics.read().decode().splitlines() if line.startswith("postly_search")]
         except (KeyError, OSError) as error:
             trail[f"search {instance}"] = repr(error)
-    # Each log's rebalances and warnings, the newest last.
-    logs = os.path.join(suite.run_dir, "logs")
-    for name in sorted(os.listdir(logs)):
-        if name.startswith(("search", "posts")):
-            with open(os.path.join(logs, name), errors="replace") as log:
-                lines = [line[:300] for line in log if "OTel" not in line and re.search(r"partitions (assigned|revoked)|rebalance|\"level\":\"(warning|error)\"| warning | error ", line)]
-            trail[name] = lines[-15:]
+    trail.update(rebalances_and_warnings(suite, "search", "posts"))
     return json.dumps(trail, indent=1, default=str)
 
 
