@@ -90,8 +90,8 @@ let openAPI = OpenAPIDocument(
           "get": {
             "summary": "A post by id; counts one view. Another user's draft or scheduled post answers 404.",
             "parameters": [
-              {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}},
-              {"name": "countView", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "false: no view is counted (the other services' look at a post)"}
+              {"$ref": "#/components/parameters/postIfNoneMatch"},
+              {"$ref": "#/components/parameters/countView"}
             ],
             "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "400": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}
           },
@@ -135,7 +135,11 @@ let openAPI = OpenAPIDocument(
         "/api/posts/slug/{slug}": {
           "get": {
             "summary": "A post by current or former slug; counts one view",
-            "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string"}}, {"name": "countView", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "false: no view is counted (the other services' look at a post)"}],
+            "parameters": [
+              {"name": "slug", "in": "path", "required": true, "schema": {"type": "string"}},
+              {"$ref": "#/components/parameters/postIfNoneMatch"},
+              {"$ref": "#/components/parameters/countView"}
+            ],
             "responses": {"200": {"$ref": "#/components/responses/Post"}, "304": {"description": "Not modified"}, "400": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"}}
           }
         },
@@ -304,7 +308,9 @@ let openAPI = OpenAPIDocument(
         "parameters": {
           "status": {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["published", "draft", "scheduled"]}},
           "ifNoneMatch": {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}, "description": "304 when it matches the ETag (weak comparison; * matches); If-Modified-Since is then ignored"},
-          "ifModifiedSince": {"name": "If-Modified-Since", "in": "header", "schema": {"type": "string"}, "description": "IMF-fixdate: 304 when at or after Last-Modified"}
+          "ifModifiedSince": {"name": "If-Modified-Since", "in": "header", "schema": {"type": "string"}, "description": "IMF-fixdate: 304 when at or after Last-Modified"},
+          "postIfNoneMatch": {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}, "description": "304 when it lists the post's ETag, its version (weak comparison; * matches)"},
+          "countView": {"name": "countView", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "false: no view is counted (the other services' look at a post)"}
         },
         "responses": {
           "Post": {"description": "A post; ETag \"<version>\"", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Post"}}}},

@@ -173,11 +173,14 @@ import TestSupport
         try await withPostsService { api in
             let ada = try await api.user()
             let post = try await api.create(as: ada)
-            let answer = try await api.request(.get, "/api/posts/\(post.id)", headers: [.ifNoneMatch: "\"1\""])
-            #expect(answer.status == .notModified)
-            #expect(answer.body.isEmpty)
+            for path in ["/api/posts/\(post.id)", "/api/posts/slug/\(post.slug)"] {
+                let answer = try await api.request(.get, path, headers: [.ifNoneMatch: "\"1\""])
+                #expect(answer.status == .notModified, "\(path)")
+                #expect(answer.body.isEmpty)
+            }
             try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: #"{"content":"new"}"#)
             #expect(try await api.request(.get, "/api/posts/\(post.id)", headers: [.ifNoneMatch: "\"1\""]).status == .ok)
+            #expect(try await api.request(.get, "/api/posts/slug/\(post.slug)", headers: [.ifNoneMatch: "\"1\""]).status == .ok)
         }
     }
 
