@@ -189,8 +189,17 @@ class RunningService:
 
     def stop(self, signal=15):
         os.kill(self.pid, signal)
-        while os.path.exists(f"/proc/{self.pid}") and open(f"/proc/{self.pid}/stat").read().split()[2] != "Z":
+        while self.running():
             time.sleep(0.01)
+
+    def running(self):
+        """Whether the process is alive: neither gone nor a zombie. It may be reaped between
+        any two looks at /proc, and reading its stat then fails (ENOENT or ESRCH)."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
 
     def start(self):
         log = open(os.path.join(os.path.dirname(self.pid_file), "logs", f"{self.name}.log"), "ab")
