@@ -10,7 +10,10 @@ public struct Permalink: Sendable {
     public var baseURL: String
     public var template: String
 
-    public init(baseURL: String, template: String = "{base}/posts/{slug}") {
+    /// The web client's route.
+    public static let defaultTemplate = "{base}/posts/{slug}"
+
+    public init(baseURL: String, template: String = defaultTemplate) {
         var baseURL = baseURL
         while baseURL.hasSuffix("/") { baseURL.removeLast() }
         self.baseURL = baseURL
@@ -20,7 +23,7 @@ public struct Permalink: Sendable {
     public init(environment: Environment) {
         self.init(
             baseURL: environment.string("PUBLIC_BASE_URL", default: "http://127.0.0.1:8080"),
-            template: environment.string("POST_URL_TEMPLATE", default: "{base}/posts/{slug}"))
+            template: environment.string("POST_URL_TEMPLATE", default: Self.defaultTemplate))
     }
 
     public func url(of post: Post) -> String {

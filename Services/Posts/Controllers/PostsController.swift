@@ -118,25 +118,28 @@ public struct PostsController: Sendable {
 
     static func etag(_ post: Post) -> String { "\"\(post.version)\"" }
 
+    /// Whether an `If-None-Match` list names `etag` (weak comparison) or is `*`.
     static func matches(_ header: String, etag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
-            if tag == "*" { return true }
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag == etag
-        }
+        entityTags(in: header).contains { $0 == "*" || $0 == etag }
     }
 
     /// The versions an `If-Match` names (RFC 9110: a list, any of which may be current): nil
-    /// without one (or with `*`), empty when it names none. `W/` is read as the tag itself: a
-    /// proxy that compresses an answer weakens its ETag, and the client sends back what it got.
+    /// without one (or with `*`), empty when it names none.
     static func ifMatchVersions(_ request: Request) -> [Int]? {
         guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), header != "*" else { return nil }
-        return header.split(separator: ",").compactMap { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)[...]
-            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-            if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
-            return Int(tag)
+        return entityTags(in: header).compactMap { tag in
+            Int(tag.count >= 2 && tag.hasPrefix("\"") && tag.hasSuffix("\"") ? tag.dropFirst().dropLast() : tag[...])
+        }
+    }
+
+    /// The tags of an `If-Match` or `If-None-Match` list, each as its ETag is written here. `W/`
+    /// is read as the tag itself: a proxy that compresses an answer weakens its ETag, and the
+    /// client sends back what it got.
+    private static func entityTags(in header: String) -> [String] {
+        header.split(separator: ",").map { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag
         }
     }
 
