@@ -49,7 +49,7 @@ struct CommentsController: Sendable {
         let post = try await posts.visiblePost(id: postId, to: identity, authorization: request.headers[.authorization])
         let picture = try await repository.profilePicture(userId: identity.userId)
         let comment = Comment(
-            id: UUID().uuidString.lowercased(), postId: post.id, content: content,
+            id: UUID.timeOrderedString(), postId: post.id, content: content,
             author: Author(userId: identity.userId, name: identity.name, profilePicture: picture),
             createdAt: Self.wholeMilliseconds(Date()))
         return try await writes.write(idempotency: idempotency) { transaction in

@@ -63,7 +63,7 @@ struct NotificationsEventHandler: EventHandler {
             """
             INSERT INTO notifications
                 (id, recipient_id, type, actor_id, actor_name, actor_picture, post_id, post_title, comment_id, created_at)
-            VALUES (\(UUID().uuidString.lowercased()), \(new.recipientId), \(new.type.rawValue), \(new.actor.userId),
+            VALUES (\(UUID.timeOrderedString()), \(new.recipientId), \(new.type.rawValue), \(new.actor.userId),
                     \(new.actor.name), \(new.actor.profilePicture), \(new.postId), \(new.postTitle), \(new.commentId),
                     \(new.createdAt))
             ON CONFLICT DO NOTHING

@@ -149,7 +149,7 @@ public struct PostgresPostRepository: PostRepository {
     public func create(_ new: NewPost, by caller: Caller, in transaction: WriteTransaction) async throws -> Post {
         let connection = transaction.connection
         let schedule = try PublishSchedule.resolve(current: nil, requested: new.status, publishAt: new.publishAt, now: transaction.now)
-        let id = UUID().uuidString.lowercased()
+        let id = UUID.timeOrderedString()
         let rendering = new.rendering
         let slug = try await claimSlug(Slug.make(from: new.title), fallback: id, for: id, in: connection)
         let now = Date()
