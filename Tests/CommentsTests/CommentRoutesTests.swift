@@ -21,7 +21,7 @@ import TestSupport
             #expect(response.headers[.location] == "/api/posts/\(postId)/comments/\(comment.id)")
             #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
             #expect(comment.postId == postId)
-            #expect(Array(comment.id)[14] == "7", "a version 7 UUID (`UUID.timeOrdered`): \(comment.id)")
+            #expect(Array(comment.id)[14] == "7", "a version 7 UUID (`UUID.timeOrderedString`): \(comment.id)")
             #expect(comment.content == "Torch on low, and patience.")
             #expect(comment.author == Author(userId: reader.id, name: "Grace Hopper", profilePicture: nil))
             #expect(comment.likes == 0)

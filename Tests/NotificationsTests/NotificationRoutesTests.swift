@@ -27,7 +27,7 @@ import TestSupport
             let reader = try await service.user("Grace")
             let ids = try await seedLikes(3, of: author, by: reader, in: service)
             #expect(ids.count == 3)
-            #expect(ids.allSatisfy { Array($0)[14] == "7" }, "version 7 UUIDs (`UUID.timeOrdered`): \(ids)")
+            #expect(ids.allSatisfy { Array($0)[14] == "7" }, "version 7 UUIDs (`UUID.timeOrderedString`): \(ids)")
 
             let first = try await service.page("?page=1&limit=2", as: author)
             #expect(first.notifications.map(\.id) == Array(ids.prefix(2)))

@@ -14,7 +14,7 @@ import TestSupport
             #expect(answer.status == .created)
             let post = try answer.post()
             #expect(answer.headers[.location] == "/api/posts/\(post.id)")
-            // A version 7 UUID, so new posts' index entries land together (`UUID.timeOrdered`).
+            // A version 7 UUID, so new posts' index entries land together (`UUID.timeOrderedString`).
             #expect(UUID(uuidString: post.id) != nil && Array(post.id)[14] == "7", "\(post.id)")
             #expect(answer.headers[.eTag] == "\"1\"")
             #expect(post.title == "Crème brûlée")
