@@ -117,11 +117,12 @@ public struct ServiceKit: Sendable {
     /// listener, `services`, the relay and `consumers`, started once `startup` (after the
     /// migrations, the topics and loading the revoked sessions) has run.
     /// Shutdown runs in reverse: the HTTP server, the consumers and relay, `services`, then
-    /// the producer and the database.
+    /// the producer and the database. `router` is complete: its paths get their 405s here.
     public func application(
         router: Router<PostlyRequestContext>, consumers: [EventConsumerRunner] = [], services: [any Service] = [],
         startup: @escaping @Sendable () async throws -> Void = {}
     ) -> some ApplicationProtocol {
+        router.answerMethodNotAllowed()
         let relay: [any Service] = publishesEvents ? [writes, OutboxRelay(database: database, publisher: producer, logger: logger)] : []
         // The verifier too: the auth service's own keys exist once its start-up made them; and the
         // revocation listener, which stores into a table the migrations make.

@@ -11,8 +11,9 @@ import TestSupport
 
 @testable import PostlyService
 
-/// The kit's lifecycle: start-up work before what uses the tables, and one-off commands that
-/// drain the outbox and close everything on every path.
+/// The kit's lifecycle and routing: start-up work before what uses the tables, 405s for the
+/// methods a path does not take, and one-off commands that drain the outbox and close
+/// everything on every path.
 @Suite struct ServiceKitTests {
     /// A migration a consumer's first statement would need.
     static let schema = Migrations([
@@ -63,6 +64,31 @@ import TestSupport
             #expect(settled)
         }
         #expect(journal.all == ["started", "read the table"])
+        await database.drop()
+    }
+
+    @Test func aMethodARoutedPathDoesNotTakeAnswers405NamingTheOnesItDoes() async throws {
+        let database = try await TestDatabase.create()
+        let kit = try Self.kit(database)
+        let router = kit.makeRouter(openAPI: OpenAPIDocument(#"{"openapi": "3.1.0"}"#))
+        router.get("notes") { _, _ in "all" }
+        router.post("notes") { _, _ in "made" }
+        router.get("notes/:id") { _, context in try context.parameters.require("id") }
+        router.delete("notes/:id") { _, _ in HTTPResponse.Status.noContent }
+        try await kit.application(router: router).test(.router) { client in
+            for (method, uri, allow) in [
+                (HTTPRequest.Method.put, "/notes/1", "DELETE, GET"), (.patch, "/notes", "GET, POST"),
+                (.options, "/notes", "GET, POST"), (HTTPRequest.Method("QUERY")!, "/notes/1", "DELETE, GET"),
+            ] {
+                try await client.execute(uri: uri, method: method) { response in
+                    #expect(response.status == .methodNotAllowed && response.headers[.allow] == allow, "\(method) \(uri): \(response.status) \(response.headers)")
+                    #expect(response.headers[.contentType] == "application/problem+json")
+                }
+            }
+            // What a path does take still works; a path nobody routed is still not found.
+            try await client.execute(uri: "/notes/7", method: .get) { #expect(String(buffer: $0.body) == "7") }
+            try await client.execute(uri: "/nothing", method: .post) { #expect($0.status == .notFound) }
+        }
         await database.drop()
     }
 

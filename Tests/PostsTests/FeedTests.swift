@@ -192,4 +192,15 @@ import TestSupport
             #expect(head.status == .ok && head.body.isEmpty && head.headers[.eTag] != nil, "\(head.status) \(head.headers) \(head.text.prefix(100))")
         }
     }
+
+    @Test func feedsAnswer405WithAllowToAnyMethodButGetAndHead() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user("Ada Lovelace")
+            for (method, uri) in [(HTTPRequest.Method.post, "/api/feeds/posts.rss"), (.delete, "/api/feeds/posts.atom"), (.put, "/api/users/\(ada.id)/feed.rss")] {
+                let answer = try await api.request(method, uri, as: ada, json: "{}")
+                #expect(answer.status == .methodNotAllowed && answer.headers[.allow] == "GET, HEAD", "\(method) \(uri): \(answer.status) \(answer.headers)")
+                #expect(answer.problem?.code == "method_not_allowed", "\(method) \(uri): \(answer.text.prefix(200))")
+            }
+        }
+    }
 }
