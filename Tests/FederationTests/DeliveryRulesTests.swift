@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostlyCurl
+import PostlyService
 import Testing
 
 @testable import FederationService

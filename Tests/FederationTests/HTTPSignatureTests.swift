@@ -1,4 +1,5 @@
 import Foundation
+import PostlyService
 import Testing
 
 @testable import FederationService
@@ -121,9 +122,14 @@ import Testing
         #expect(throws: SignatureError.malformed("no keyId")) { try HTTPSignature(header: #"signature="AAAA""#) }
     }
 
-    @Test func httpDatesRoundTrip() {
-        #expect(HTTPDate.format(Vector.signedDate) == Vector.date)
-        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
-        #expect(HTTPDate.parse(HTTPDate.format(Date(timeIntervalSince1970: 1_700_000_000))) == Date(timeIntervalSince1970: 1_700_000_000))
+    /// Checked before any key is fetched, so anyone can send it: a year out of Int32's range
+    /// once stopped the process.
+    @Test func aDateThatIsNoHTTPDateIsRefused() throws {
+        let signature = try HTTPSignature(header: Vector.header)
+        var request = Vector.request
+        request.headers = request.headers.map { $0.name == "Date" ? (name: $0.name, value: "Sun, 06 Nov -2147483648 08:49:37 GMT") : $0 }
+        #expect(throws: SignatureError.coveredHeaderMissing("date")) {
+            try signature.checkedSigningString(of: request, body: Array(Vector.body.utf8), now: Vector.signedDate, window: Self.window)
+        }
     }
 }

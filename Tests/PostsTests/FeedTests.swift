@@ -5,6 +5,7 @@ import FoundationXML
 import HTTPTypes
 import PostlyEvents
 import PostlyModels
+import PostlyService
 @testable import PostsService
 import Testing
 import TestSupport
@@ -142,6 +143,8 @@ import TestSupport
             for headers: HTTPFields in [
                 [.ifNoneMatch: "\"other\""], [.ifNoneMatch: "\"other\"", .ifModifiedSince: lastModified], [.ifModifiedSince: "yesterday"],
                 [.ifModifiedSince: HTTPDate.format(Date(timeIntervalSince1970: 0))],
+                // Its seconds once overflowed and stopped the service.
+                [.ifModifiedSince: "Sun, 06 Nov 999999999999 08:49:37 GMT"],
             ] {
                 #expect(try await Self.get(api, uri, headers: headers).status == .ok, "\(headers)")
             }

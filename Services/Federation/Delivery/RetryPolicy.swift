@@ -1,4 +1,5 @@
 import Foundation
+import PostlyService
 
 /// When a failed delivery is tried again, as Mastodon's delivery worker decides: a 2xx is
 /// done; 501 and a 4xx other than 401, 408 and 429 will never succeed; anything else (a 5xx,

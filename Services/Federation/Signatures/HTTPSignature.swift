@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PostlyService
 
 /// HTTP Signatures as the fediverse signs requests (draft-cavage-http-signatures-12, the
 /// `Signature` header, `rsa-sha256`), written once: the signing of our deliveries and fetches,

@@ -164,32 +164,3 @@ enum FeedRendering {
     /// `Wed, 02 Oct 2002 13:00:00 +0000` (RSS's RFC 822 dates, four-digit years).
     static func rfc822(_ date: Date) -> String { HTTPDate.format(date, zone: "+0000") }
 }
-
-/// IMF-fixdate (RFC 9110 §5.6.7), as `Last-Modified` and `If-Modified-Since` carry it.
-enum HTTPDate {
-    private static let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    /// `Sun, 06 Nov 1994 08:49:37 GMT`, to the whole second below.
-    static func format(_ date: Date, zone: String = "GMT") -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-        let (days, secondOfDay) = CivilDate.floorDivision(seconds, 86_400)
-        let (year, month, day) = CivilDate.date(fromDays: days)
-        let weekday = Self.days[Int(CivilDate.floorDivision(days, 7).1)]
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(weekday), \(two(day)) \(months[Int(month) - 1]) \(year) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) \(zone)"
-    }
-
-    /// An IMF-fixdate; nil for anything else (an unparsable date is ignored, RFC 9110).
-    static func parse(_ text: String) -> Date? {
-        let parts = text.split(separator: " ")
-        guard parts.count == 6, parts[5] == "GMT", let day = Int64(parts[1]), let month = months.firstIndex(of: String(parts[2])),
-              let year = Int64(parts[3])
-        else { return nil }
-        let time = parts[4].split(separator: ":").compactMap { Int64($0) }
-        guard time.count == 3, (1...31).contains(day), (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2])
-        else { return nil }
-        let days = CivilDate.days(year: year, month: Int64(month + 1), day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]))
-    }
-}
