@@ -223,6 +223,9 @@ request GET /api/posts -H 'Origin: https://evil.example'
 if [ "$status" = 200 ] && [ -z "$(header Access-Control-Allow-Origin)" ]; then pass; else fail "another origin gets no Access-Control-Allow-Origin"; fi
 request GET /api/posts
 if [ -z "$(header Access-Control-Allow-Origin)" ]; then pass; else fail "a request without Origin gets no CORS headers"; fi
+request GET '/.well-known/webfinger?resource=acct:ada@127.0.0.1' -H "Origin: $app"
+if [ "$status" = 200 ] && [ "$(header_count Access-Control-Allow-Origin)" = 1 ] && [ "$(header Access-Control-Allow-Origin)" = '*' ]; then pass
+else fail "a service's own Access-Control-Allow-Origin is the only one sent: $(cat "$run/h")"; fi
 request GET /api/images/search -H "Origin: $app"
 if [ "$status" = 503 ] && [ "$(header Access-Control-Allow-Origin)" = "$app" ] && [ "$(header_count X-Request-ID)" = 1 ]; then pass
 else fail "the gateway's own problem documents carry CORS headers too: $status $(cat "$run/h")"; fi

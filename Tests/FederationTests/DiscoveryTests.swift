@@ -35,6 +35,23 @@ import TestSupport
         }
     }
 
+    /// Mastodon resolves an actor's `preferredUsername` by WebFinger before it trusts the
+    /// actor's key; the instance actor signs our fetches from servers that want them signed.
+    @Test func webfingerFindsTheInstanceActorByItsHostHandleAndById() async throws {
+        try await FederationTestService.run { service in
+            let actor = try #require(JSONValue.parse(Array(try await service.get("/ap/actor").body)))
+            let handle = try #require(actor["preferredUsername"]?.string)
+            for resource in ["acct:\(handle)@\(FederationTestService.host)", service.urls.instanceActor] {
+                let answer = try await service.get("/.well-known/webfinger?resource=\(resource)")
+                #expect(answer.status == .ok, "\(resource)")
+                let jrd = try #require(JSONValue.parse(Array(answer.body)))
+                #expect(jrd["subject"]?.string == "acct:\(handle)@\(FederationTestService.host)")
+                guard case .array(let links)? = jrd["links"] else { Issue.record("no links"); return }
+                #expect(links.contains { $0["rel"]?.string == "self" && $0["href"]?.string == actor["id"]?.string }, "\(resource)")
+            }
+        }
+    }
+
     @Test func handlesAreUniqueAndFixedAtFirstSight() async throws {
         try await FederationTestService.run { service in
             let other = Author(userId: "other-\(UUID().uuidString.prefix(8))", name: "Ada Lovelace")

@@ -1,6 +1,7 @@
 """Stand-ins for the suite's services, for checking the gateway alone (deploy/check-gateway.sh).
 Each answers {"service", "method", "path", "host", "requestId", "bodyBytes"} and sends an X-Request-ID
-of its own (the gateway must hide it). A path ending in fail-503 answers the service's own 503;
+of its own (the gateway must hide it), and WebFinger `Access-Control-Allow-Origin: *` as the federation
+service does. A path ending in fail-503 answers the service's own 503;
 .../stream sends server-sent events slowly; .../close-connection, and any request whose
 X-Check-Close-Port header names the fake's own port, closes the connection without answering;
 .../slow-answer answers after 4 s.
@@ -52,6 +53,8 @@ def handler_for(name):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("X-Request-ID", "set-by-the-service")
+            if self.path.startswith("/.well-known/webfinger"):
+                self.send_header("Access-Control-Allow-Origin", "*")  # as the federation service does
             try:
                 self.end_headers()
                 self.wfile.write(body)

@@ -1,8 +1,8 @@
 import Hummingbird
 import PostlyService
 
-/// How the fediverse finds our actors: WebFinger (`acct:handle@host`, also `acct:userId@host`)
-/// and NodeInfo.
+/// How the fediverse finds our actors: WebFinger (`acct:handle@host`, also `acct:userId@host`;
+/// the instance actor as `acct:host@host`) and NodeInfo.
 struct DiscoveryController: Sendable {
     let urls: FederationURLs
     let actors: ActorRepository
@@ -22,6 +22,7 @@ struct DiscoveryController: Sendable {
             guard let actor = try await actors.actor(userId: userId) else { throw APIError.notFound("No such account here") }
             return jrd(actor)
         }
+        if request.uri.queryParameters.get("resource") == urls.instanceActor { return instanceJRD() }
         guard let resource = request.uri.queryParameters.get("resource"), resource.hasPrefix("acct:"),
             let at = resource.lastIndex(of: "@"), at > resource.index(resource.startIndex, offsetBy: 5)
         else {
@@ -30,6 +31,9 @@ struct DiscoveryController: Sendable {
         let name = String(resource[resource.index(resource.startIndex, offsetBy: 5)..<at])
         let host = resource[resource.index(after: at)...].lowercased()
         guard host == urls.host.lowercased() else { throw APIError.notFound("No such account here") }
+        // Mastodon checks an actor's `preferredUsername` (the instance actor's is the host) by
+        // WebFinger before it trusts its key, so servers that ask for signed fetches need this.
+        if name.lowercased() == host { return instanceJRD() }
         var found = try await actors.actor(handle: name.lowercased())
         if found == nil { found = try await actors.actor(userId: name) }
         guard let actor = found else { throw APIError.notFound("No such account here") }
@@ -38,14 +42,22 @@ struct DiscoveryController: Sendable {
 
     private func jrd(_ actor: LocalActor) -> ActivityResponse {
         let id = urls.actor(actor.userId)
-        let document: JSONValue = [
-            "subject": .string("acct:\(actor.handle)@\(urls.host)"),
-            "aliases": [.string(id), .string(urls.profilePage(actor.userId))],
-            "links": [
+        return jrd(
+            handle: actor.handle, aliases: [id, urls.profilePage(actor.userId)],
+            links: [
                 ["rel": "self", "type": "application/activity+json", "href": .string(id)],
                 ["rel": "http://webfinger.net/rel/profile-page", "type": "application/json", "href": .string(urls.profilePage(actor.userId))],
-            ],
-        ]
+            ])
+    }
+
+    private func instanceJRD() -> ActivityResponse {
+        jrd(
+            handle: urls.host, aliases: [urls.instanceActor],
+            links: [["rel": "self", "type": "application/activity+json", "href": .string(urls.instanceActor)]])
+    }
+
+    private func jrd(handle: String, aliases: [String], links: [JSONValue]) -> ActivityResponse {
+        let document: JSONValue = ["subject": .string("acct:\(handle)@\(urls.host)"), "aliases": .array(aliases.map(JSONValue.string)), "links": .array(links)]
         return ActivityResponse(document: document, contentType: "application/jrd+json; charset=utf-8", headers: [.accessControlAllowOrigin: "*"])
     }
 
