@@ -59,4 +59,13 @@ let schema = Migrations([
             -- Keys of the old design simply expire.
             DROP TABLE idempotency_keys;
             """),
+    Migration(
+        version: 6, name: "import ledger",
+        sql: """
+            -- The comments an import may not create: every one it created, whatever became of it
+            -- since (a second run brings back no comment deleted), and every one there was when
+            -- the ledger began.
+            CREATE TABLE imported_comments (id text PRIMARY KEY);
+            INSERT INTO imported_comments (id) SELECT id FROM comments;
+            """),
 ])

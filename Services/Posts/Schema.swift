@@ -169,4 +169,16 @@ let schema = Migrations([
             -- not by reading the whole log.
             CREATE INDEX changes_comments ON changes (post_id) WHERE kind = 'comment';
             """),
+    Migration(
+        version: 12, name: "import ledger",
+        sql: """
+            -- The posts and likes an import may not create: every one it created, whatever became
+            -- of it since (a second run brings back no post deleted and no like taken back; a
+            -- deleted post's change-feed tombstone is purged after CHANGES_TOMBSTONE_DAYS), and
+            -- every one there was when the ledger began.
+            CREATE TABLE imported_posts (id text PRIMARY KEY);
+            CREATE TABLE imported_likes (post_id text NOT NULL, user_id text NOT NULL, PRIMARY KEY (post_id, user_id));
+            INSERT INTO imported_posts (id) SELECT id FROM posts UNION SELECT id FROM changes WHERE kind = 'post';
+            INSERT INTO imported_likes (post_id, user_id) SELECT post_id, user_id FROM likes;
+            """),
 ])

@@ -69,6 +69,20 @@ import TestSupport
         }
     }
 
+    @Test func aCommentDeletedSinceItsImportStaysDeleted() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token) { service, client in
+            let author = try await service.user("Ada")
+            let postId = try await service.seedPost(by: author, status: .published, title: "Notes")
+            let batch = Self.batch([Self.comment("65f1a2b3c4d5e6f708192b01", postId: postId, content: "First")])
+            #expect(try await service.harness.importBatch("/internal/import/comments", json: batch).importOutcome().created == 1)
+            #expect(try await client.deleteComment("65f1a2b3c4d5e6f708192b01", of: postId, as: author).status == .ok)
+            let again = try await service.harness.importBatch("/internal/import/comments", json: batch)
+            #expect(try again.importOutcome() == ImportOutcome(created: 0, existing: 1, rejected: []))
+            #expect(try await client.listComments(postId, as: author).decode([Comment].self).isEmpty)
+            #expect(try await service.outboxEvents().map(\.type) == [.commentCreated, .commentDeleted])
+        }
+    }
+
     @Test func aPostWhoseEventIsLateIsWaitedFor() async throws {
         try await FakePostsService().run { postsURL in
             try await CommentsTestService.run(postsURL: postsURL, importToken: ImportTesting.token, importPostWait: .seconds(5)) { service, _ in

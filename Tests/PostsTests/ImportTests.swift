@@ -1,6 +1,6 @@
 import Foundation
 import PostlyModels
-import PostsService
+@testable import PostsService
 import Testing
 import TestSupport
 
@@ -117,6 +117,24 @@ import TestSupport
             #expect(try await api.request(.delete, "/api/posts/\(id)", as: ada).status == .ok)
             #expect(try await api.harness.importBatch("/internal/import/posts", json: batch).importOutcome().existing == 1)
             #expect(try await api.request(.get, "/api/posts/\(id)").status == .notFound)
+            // Still after its change-feed tombstone is purged (CHANGES_TOMBSTONE_DAYS later).
+            #expect(try await ChangeFeed(database: api.database, logger: testLogger).purgeTombstones(before: Date().addingTimeInterval(60)) >= 1)
+            #expect(try await api.harness.importBatch("/internal/import/posts", json: batch).importOutcome().existing == 1)
+            #expect(try await api.request(.get, "/api/posts/\(id)").status == .notFound)
+        }
+    }
+
+    @Test func aLikeTakenBackSinceItsImportStaysTakenBack() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let id = "65f1a2b3c4d5e6f708192a01"
+            _ = try await api.harness.importBatch("/internal/import/posts", json: Self.posts([Self.post(id)]))
+            let ann = try await api.user("Ann", id: "ann")
+            let batch = ImportTesting.json(["likes": [["postId": id, "userId": "ann", "createdAt": "2026-02-14T11:00:00.5+00:00"]]])
+            #expect(try await api.harness.importBatch("/internal/import/likes", json: batch).importOutcome().created == 1)
+            #expect(try await api.request(.delete, "/api/posts/\(id)/like", as: ann, headers: [.contentType: "application/json"]).status == .ok)
+            let again = try await api.harness.importBatch("/internal/import/likes", json: batch).importOutcome()
+            #expect(again.created == 0 && again.existing == 1)
+            #expect(try await api.request(.get, "/api/posts/\(id)").post().likes == 0)
         }
     }
 

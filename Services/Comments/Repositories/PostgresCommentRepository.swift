@@ -74,6 +74,9 @@ struct PostgresCommentRepository: CommentRepository {
         let deleted = try await connection.query("SELECT deleted FROM posts WHERE id = \(post.id)").first?
             .decode("deleted", as: Bool.self)
         if deleted == true { return .rejected(reason: "the post was deleted") }
+        // Once in the ledger, always existing: a comment deleted since stays deleted.
+        let isNew = try await connection.query("INSERT INTO imported_comments (id) VALUES (\(comment.id)) ON CONFLICT DO NOTHING RETURNING id")
+        guard !isNew.isEmpty else { return .existing }
         let inserted = try await connection.query(
             """
             INSERT INTO comments (id, post_id, content, author_id, author_name, author_picture, created_at)

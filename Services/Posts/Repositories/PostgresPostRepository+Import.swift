@@ -9,14 +9,9 @@ import PostlyPostgres
 extension PostgresPostRepository {
     public func importPost(_ post: ImportedPost, in transaction: WriteTransaction) async throws -> ImportResult {
         let connection = transaction.connection
-        // A post deleted since it was imported stays deleted: its tombstone counts as existing.
-        let known = try await connection.query(
-            """
-            SELECT EXISTS (SELECT 1 FROM posts WHERE id = \(post.id)) OR EXISTS (SELECT 1 FROM changes WHERE kind = 'post' AND id = \(post.id))
-                AS known
-            """
-        ).first?.decode("known", as: Bool.self) ?? false
-        guard !known else { return .existing }
+        // Once in the ledger, always existing: a post deleted since stays deleted.
+        let isNew = try await connection.query("INSERT INTO imported_posts (id) VALUES (\(post.id)) ON CONFLICT DO NOTHING RETURNING id")
+        guard !isNew.isEmpty else { return .existing }
         let rendering = PostRendering(markdown: post.content)
         // The earlier slug stays current (links in the wild); `-2`... only when a post here holds it.
         let slug = try await claimSlug(post.slug, fallback: post.id, for: post.id, in: connection)
@@ -69,8 +64,12 @@ extension PostgresPostRepository {
                 FROM unnest(\(stored.map(\.postId))::text[], \(stored.map(\.userId))::text[],
                             \(stored.map { Timestamp.format($0.createdAt) })::timestamptz[]) AS l(post_id, user_id, created_at)
                 ORDER BY post_id, user_id, created_at
+            ), ledger AS (
+                -- Once in the ledger, always existing: a like taken back since stays taken back.
+                INSERT INTO imported_likes (post_id, user_id) SELECT post_id, user_id FROM l
+                ON CONFLICT DO NOTHING RETURNING post_id, user_id
             ), inserted AS (
-                INSERT INTO likes (post_id, user_id, created_at) SELECT post_id, user_id, created_at FROM l
+                INSERT INTO likes (post_id, user_id, created_at) SELECT post_id, user_id, created_at FROM l JOIN ledger USING (post_id, user_id)
                 ON CONFLICT DO NOTHING RETURNING 1
             )
             SELECT count(*)::bigint AS created FROM inserted
