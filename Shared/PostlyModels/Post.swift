@@ -26,6 +26,9 @@ public struct Post: Codable, Sendable, Hashable {
     public var coverImage: String?
     public var author: Author
     public var views: Int
+    /// The most views an import may bring (9 × 10^15): the views counted here on top of it
+    /// can never overflow.
+    public static let maxImportedViews = 9_000_000_000_000_000
     public var likes: Int
     /// Oldest first.
     public var comments: [Comment]

@@ -93,10 +93,14 @@ public enum Timestamp {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// The years 0001-9999, RFC 3339's four digits. A date outside is refused where it comes in
+    /// (`parse`, the import's dates), so that nothing made of it overflows or writes a year of
+    /// other than four digits.
+    public static let range = Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799.999)
+
     public static func parse(_ text: String) -> Date? {
-        if let date = try? withFraction.parse(text) { return date }
-        if let date = try? withoutFraction.parse(text) { return date }
-        // Other fraction lengths (`.5Z`, `.123456Z`) and offsets other than Z.
-        return try? Date(text, strategy: .iso8601)
+        // Other fraction lengths (`.5Z`, `.123456Z`) and offsets other than Z by the last.
+        let date = (try? withFraction.parse(text)) ?? (try? withoutFraction.parse(text)) ?? (try? Date(text, strategy: .iso8601))
+        return date.flatMap { range.contains($0) ? $0 : nil }
     }
 }

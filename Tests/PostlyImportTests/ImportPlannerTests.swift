@@ -144,4 +144,16 @@ import Testing
         #expect(throws: ExtendedJSONError.self) { try ExtendedJSON.document(from: Array(#"{"a": {"$oid": "xyz"}}"#.utf8)) }
         #expect(throws: ExtendedJSONError.self) { try ExtendedJSON.document(from: Array(#"{"a": {"$numberInt": "1.5"}}"#.utf8)) }
     }
+
+    /// Dates outside the years 1-9999 are bad input (exit 2), not a crash of the tool or of
+    /// the service it sends them to.
+    @Test func datesOutsideTheYearsOneToNineThousandNineHundredNinetyNineAreRefused() {
+        for milliseconds in ["-62167219200000", "9223372036854775807", "-9223372036854775808", "253402300800000"] {
+            #expect(throws: ExtendedJSONError.self, "\(milliseconds)") {
+                try ExtendedJSON.document(from: Array(#"{"d": {"$date": {"$numberLong": "\#(milliseconds)"}}}"#.utf8))
+            }
+        }
+        #expect(LegacyTimestamp("0000-01-01T00:00:00Z") == nil)
+        #expect(LegacyTimestamp("9999-12-31T23:59:59.999Z")?.text == "9999-12-31T23:59:59.999Z")
+    }
 }

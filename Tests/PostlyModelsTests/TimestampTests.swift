@@ -49,6 +49,17 @@ import Testing
         #expect(Timestamp.parse("yesterday") == nil)
     }
 
+    /// Outside them a date once stopped a service: the year 0 wrote a negative digit, the year
+    /// 300000 overflowed PostgreSQL's microseconds.
+    @Test func onlyTheYearsOneToNineThousandNineHundredNinetyNineAreTimestamps() throws {
+        for text in ["0000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z", "300000-01-01T00:00:00Z", "+300000-01-01T00:00:00Z", "10000-01-01T00:00:00Z"] {
+            #expect(Timestamp.parse(text) == nil, "\(text)")
+        }
+        for text in ["1600-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"] {
+            #expect(Timestamp.parse(text).map(Timestamp.format) == text)
+        }
+    }
+
     @Test func jsonCoderRoundTripsDatesAtMillisecondPrecision() throws {
         struct Stamped: Codable { var at: Date }
         let json = Data(#"{"at":"2026-11-21T06:44:12.123Z"}"#.utf8)

@@ -90,6 +90,9 @@ extension ExtendedJSON: Decodable {
             guard let date = LegacyTimestamp(text) else { throw ExtendedJSONError("$date \(text.prefix(40)) is not an ISO 8601 date") }
             return .date(milliseconds: date.milliseconds)
         case ("$date", .int(let milliseconds)):
+            guard Timestamp.range.contains(Date(timeIntervalSince1970: Double(milliseconds) / 1000)) else {
+                throw ExtendedJSONError("$date \(milliseconds) is not in the years 1-9999")
+            }
             return .date(milliseconds: milliseconds)
         case ("$oid", _), ("$numberInt", _), ("$numberLong", _), ("$numberDouble", _), ("$date", _):
             throw ExtendedJSONError("\(key) has a value of the wrong type")

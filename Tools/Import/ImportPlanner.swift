@@ -350,9 +350,9 @@ public struct ImportPlanner {
 
     private mutating func views(_ value: ExtendedJSON?, _ id: String) -> Int64 {
         switch value {
-        case .int(let views)? where views >= 0:
+        case .int(let views)? where (0...Int64(Post.maxImportedViews)).contains(views):
             return views
-        case .double(let views)? where views >= 0 && views < 9e15 && views.rounded() == views:
+        case .double(let views)? where views >= 0 && views <= Double(Post.maxImportedViews) && views.rounded() == views:
             return Int64(views)
         default:
             fix(.posts, id, "views", "views_not_a_count_to_zero", value ?? .null, .int(0))

@@ -11,7 +11,8 @@ public struct LegacyTimestamp: Equatable, Comparable, Sendable {
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
-    /// Parses an ISO 8601 date and time, with or without fraction and offset.
+    /// Parses an ISO 8601 date and time, with or without fraction and offset, in the years
+    /// `Timestamp.range` holds.
     public init?(_ text: String) {
         let pattern = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|z|[+-]\d{2}:?\d{2})?$/
         guard let match = text.trimmingCharacters(in: .whitespaces).wholeMatch(of: pattern) else { return nil }
@@ -20,6 +21,7 @@ public struct LegacyTimestamp: Equatable, Comparable, Sendable {
         guard let whole = try? Date("\(match.1)T\(match.2)\(offset)", strategy: Date.ISO8601FormatStyle()) else { return nil }
         let digits = (match.3.map(String.init) ?? "").prefix(3)
         let millisecond = Int64(digits.padding(toLength: 3, withPad: "0", startingAt: 0)) ?? 0
+        guard Timestamp.range.contains(whole) else { return nil }
         milliseconds = Int64(whole.timeIntervalSince1970.rounded()) * 1000 + millisecond
     }
 

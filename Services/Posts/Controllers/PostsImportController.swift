@@ -42,7 +42,9 @@ struct PostsImportController: Sendable {
                 return .failure(ImportRefusal("status must be 'published' or 'draft'"))
             }
             guard !author.userId.isEmpty else { return .failure(ImportRefusal("author.userId is empty")) }
-            guard views >= 0 else { return .failure(ImportRefusal("views must not be negative")) }
+            guard (0...Post.maxImportedViews).contains(views) else {
+                return .failure(ImportRefusal("views must be a count from 0 to \(Post.maxImportedViews)"))
+            }
             var errors: [String: String] = [:]
             let cover = PostValidation.coverImage(coverImage, errors: &errors)
             if let problem = errors["coverImage"] { return .failure(ImportRefusal("coverImage \(problem)")) }
