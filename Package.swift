@@ -29,7 +29,7 @@ let services: [String] = ["Auth", "Posts", "Comments", "Search", "Images", "Noti
 /// What a service uses beyond the scaffold, for its library and its tests.
 let serviceDependencies: [String: [Target.Dependency]] = [
     "Auth": [
-        nio, base64, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
+        nio, base64, metrics, .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"), .product(name: "CryptoExtras", package: "swift-crypto"),
     ],
     "Posts": ["PostlyMarkdown", metrics, .product(name: "Crypto", package: "swift-crypto")],
@@ -45,9 +45,15 @@ func serviceTargets(_ name: String) -> [Target] {
         .executableTarget(name: "postly-\(name.lowercased())", dependencies: [.target(name: library)], path: "Services/\(name)/main"),
         .testTarget(
             name: "\(name)Tests",
-            dependencies: [.target(name: library), "TestSupport", hummingbirdTesting] + serviceDependencies[name, default: []]),
+            dependencies: [.target(name: library), "TestSupport", hummingbirdTesting] + serviceDependencies[name, default: []]
+                + serviceTestDependencies[name, default: []]),
     ]
 }
+
+/// What a service's tests use beyond its own dependencies.
+let serviceTestDependencies: [String: [Target.Dependency]] = [
+    "Auth": [.product(name: "MetricsTestKit", package: "swift-metrics")],
+]
 
 let package = Package(
     name: "Postly",

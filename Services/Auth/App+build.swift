@@ -10,7 +10,8 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
         lifetime: configuration.accessTokenLifetime)
     // This service verifies its own tokens like every other one, with its own key set.
     kit.verifier.useKeys(from: signer.jwks)
-    return kit.application(router: buildRouter(kit, configuration, signer: signer), startup: signer.load)
+    let purge = LoginFailurePurge(limiter: LoginRateLimiter(limits: configuration.loginLimits, writes: kit.writes), logger: kit.logger)
+    return kit.application(router: buildRouter(kit, configuration, signer: signer), services: [purge], startup: signer.load)
 }
 
 /// The auth routes on the kit's middleware. Builds without touching the database.

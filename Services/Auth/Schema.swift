@@ -66,4 +66,5 @@ let schema = Migrations([
             -- holder can derive; a retry within the grace gets it once more (replayed_at).
             ALTER TABLE refresh_tokens ADD COLUMN answer bytea, ADD COLUMN replayed_at timestamptz;
             """),
+    LoginRateLimiter.digestMigration,
 ])

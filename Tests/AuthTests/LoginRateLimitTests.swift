@@ -69,6 +69,25 @@ import TestSupport
         }
     }
 
+    /// The emails and addresses tried are kept as digests only, and only for the window: a
+    /// spray of emails of people who are no users leaves nothing of them behind.
+    @Test func triedEmailsAreKeptOnlyAsDigestsAndOnlyForTheWindow() async throws {
+        try await AuthTestHarness.run(configure: { $0.loginLimits.window = .seconds(1) }) { auth async throws in
+            for attempt in 1...3 {
+                #expect(try await auth.loginWithEmail("nobody\(attempt)@example.com", password: "guess", headers: Self.guesser).status == .unauthorized)
+            }
+            let rows = try await auth.database.query("SELECT email_digest, client_digest FROM login_failures")
+            #expect(rows.count == 3)
+            let stored = try rows.flatMap { [try $0.decode("email_digest", as: String.self), try $0.decode("client_digest", as: String.self)] }
+            #expect(stored.allSatisfy { $0.range(of: "^[0-9a-f]{64}$", options: .regularExpression) != nil }, "\(stored)")
+            // No sign-in comes after them: the purge alone empties the table.
+            let purged = try await eventually(within: .seconds(5)) {
+                try await auth.database.query("SELECT count(*) AS n FROM login_failures")[0].decode("n", as: Int.self) == 0
+            }
+            #expect(purged)
+        }
+    }
+
     /// Two instances on one database share one count, and an instance started afresh still
     /// holds it.
     @Test func instancesShareTheCountsAndARestartKeepsThem() async throws {

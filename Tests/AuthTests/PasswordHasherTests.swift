@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import Testing
 
 @testable import AuthService
@@ -52,6 +53,18 @@ import Testing
         #expect(try await !hasher.verify(String(repeating: "a", count: 72), against: hash))
         let umlauts = try await hasher.hash(String(repeating: "ü", count: 40) + "x")
         #expect(try await !hasher.verify(String(repeating: "ü", count: 40) + "y", against: umlauts))
+    }
+
+    /// `postly_auth_password_checks_total`: one a verification, a wrong password's and an
+    /// unknown account's (the dummy hash) included, none a new hash.
+    @Test func everyVerificationIsCounted() async throws {
+        let metrics = TestMetrics()
+        let hasher = PasswordHasher(cost: 4, metrics: metrics)
+        let hash = try await hasher.hash("the password")
+        _ = try await hasher.verify("the password", against: hash)
+        _ = try await hasher.verify("a guess", against: hash)
+        _ = try await hasher.verify("a guess", against: nil)
+        #expect(try metrics.expectCounter("postly_auth_password_checks_total").totalValue == 3)
     }
 
     @Test func anUnknownAccountOrAMalformedHashNeverMatches() async throws {

@@ -2,6 +2,7 @@ import Crypto
 import ExtrasBase64
 import Foundation
 import HummingbirdBcrypt
+import Metrics
 import NIOPosix
 
 /// Hashes and checks passwords with bcrypt (HummingbirdBcrypt, OpenBSD's implementation) off
@@ -29,13 +30,17 @@ public struct PasswordHasher: Sendable {
     private let dummyHash: String
     private let queue: HashingQueue
     private let legacyQueue: HashingQueue
+    /// Every password verified (bcrypt or an imported hash), a wrong one and an unknown
+    /// account's included: what the login limits spare shows here.
+    private let checks: Counter
 
     /// - Parameters:
     ///   - concurrent: hashes running at once.
     ///   - waiting: hashes waiting for a turn; more answer 503.
     ///   - legacyConcurrent: imported (Werkzeug) hashes checked at once.
-    public init(cost: Int, concurrent: Int = 2, waiting: Int = 64, legacyConcurrent: Int = 2) {
+    public init(cost: Int, concurrent: Int = 2, waiting: Int = 64, legacyConcurrent: Int = 2, metrics: any MetricsFactory = MetricsSystem.factory) {
         self.cost = cost
+        self.checks = Counter(label: "postly_auth_password_checks_total", factory: metrics)
         // Any password: it only has to cost the same as a real check.
         self.dummyHash = Self.preHashedPrefix + Bcrypt.hash(UUID().uuidString, cost: UInt8(cost))
         self.queue = HashingQueue(concurrent: concurrent, waiting: waiting)
@@ -61,6 +66,7 @@ public struct PasswordHasher: Sendable {
                 _ = try await verify(password, against: nil)
                 return false
             }
+            checks.increment()
             return try await legacyQueue.run { try await NIOThreadPool.singleton.runIfActive { werkzeug.verify(password) } }
         }
         var target = hash ?? dummyHash
@@ -70,6 +76,7 @@ public struct PasswordHasher: Sendable {
             input = Self.preHashed(password)
         }
         let (bcryptHash, bcryptInput) = (target, input)
+        checks.increment()
         let matches = try await queue.run { try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(bcryptInput, hash: bcryptHash) } }
         return hash != nil && matches
     }

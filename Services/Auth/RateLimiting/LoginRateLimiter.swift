@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PostlyEvents
 import PostlyPostgres
@@ -6,7 +7,8 @@ import PostlyService
 /// Limits password guesses, counted in the auth database: every instance shares the counts
 /// and a restart keeps them. Each attempt is charged as a failure *before* the password is
 /// checked (so a burst of guesses cannot all pass the check while the first ones are still
-/// hashing) and forgiven when the password was right.
+/// hashing) and forgiven when the password was right. Emails and addresses are kept only as
+/// their SHA-256 digests, and only for the window (`LoginFailurePurge`).
 ///
 /// Two limits within a sliding window: failures from one client address (across emails),
 /// and failures for one email. The email's limit refuses only addresses that have been
@@ -28,8 +30,8 @@ public struct LoginRateLimiter: Sendable {
     /// One attempt, charged as a failure until `forgive` says it was not one.
     public struct Charge: Sendable {
         let id: Int64
-        let email: String
-        let client: String
+        let emailDigest: String
+        let clientDigest: String
     }
 
     static let migration = Migration(
@@ -43,6 +45,24 @@ public struct LoginRateLimiter: Sendable {
             );
             CREATE INDEX login_failures_email ON login_failures (email, failed_at);
             CREATE INDEX login_failures_client ON login_failures (client, failed_at);
+            CREATE INDEX login_failures_age ON login_failures (failed_at);
+            """)
+
+    static let digestMigration = Migration(
+        version: 7, name: "login failures by digest",
+        sql: """
+            -- The emails and addresses tried, as SHA-256 digests (hex): the table never holds the
+            -- email of someone who is no user. Unlogged: no WAL on the sign-in path; a crash
+            -- forgets the counts, as a throttle may.
+            DROP TABLE login_failures;
+            CREATE UNLOGGED TABLE login_failures (
+                id bigserial PRIMARY KEY,
+                email_digest text NOT NULL,
+                client_digest text NOT NULL,
+                failed_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX login_failures_email ON login_failures (email_digest, failed_at);
+            CREATE INDEX login_failures_client ON login_failures (client_digest, failed_at);
             CREATE INDEX login_failures_age ON login_failures (failed_at);
             """)
 
@@ -60,29 +80,30 @@ public struct LoginRateLimiter: Sendable {
     /// has used up its failures.
     public func charge(email: String, client: String) async throws -> Charge {
         let (limits, window) = (self.limits, windowSeconds)
+        let (email, client) = (Self.digest(email), Self.digest(client))
         return try await writes.write { transaction in
             let connection = transaction.connection
             // The counts of one email and one address are read and charged one attempt at a
             // time, by every instance (always in this order: no deadlock).
             try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-email:" + email), 0))")
             try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-client:" + client), 0))")
-            try await connection.execute("DELETE FROM login_failures WHERE failed_at < now() - \(window) * interval '1 second'")
+            try await Self.purgeExpired(window: window, in: connection)
             let counts = try await connection.query(
                 """
-                SELECT count(*) FILTER (WHERE client = \(client)) AS by_client,
-                    count(*) FILTER (WHERE email = \(email)) AS by_email,
-                    count(*) FILTER (WHERE email = \(email) AND client = \(client)) AS by_pair
-                FROM login_failures WHERE email = \(email) OR client = \(client)
+                SELECT count(*) FILTER (WHERE client_digest = \(client)) AS by_client,
+                    count(*) FILTER (WHERE email_digest = \(email)) AS by_email,
+                    count(*) FILTER (WHERE email_digest = \(email) AND client_digest = \(client)) AS by_pair
+                FROM login_failures WHERE email_digest = \(email) OR client_digest = \(client)
                 """)[0]
             if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
-                throw try await Self.refusal(column: "client", value: client, limit: limits.failuresPerClient, window: window, in: connection)
+                throw try await Self.refusal(column: "client_digest", value: client, limit: limits.failuresPerClient, window: window, in: connection)
             }
             if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail, try counts.decode("by_pair", as: Int64.self) > 0 {
-                throw try await Self.refusal(column: "email", value: email, limit: limits.failuresPerEmail, window: window, in: connection)
+                throw try await Self.refusal(column: "email_digest", value: email, limit: limits.failuresPerEmail, window: window, in: connection)
             }
             let charged = try await connection.query(
-                "INSERT INTO login_failures (email, client) VALUES (\(email), \(client)) RETURNING id")
-            return Charge(id: try charged[0].decode("id"), email: email, client: client)
+                "INSERT INTO login_failures (email_digest, client_digest) VALUES (\(email), \(client)) RETURNING id")
+            return Charge(id: try charged[0].decode("id"), emailDigest: email, clientDigest: client)
         }
     }
 
@@ -90,13 +111,30 @@ public struct LoginRateLimiter: Sendable {
     /// charge among them.
     public func forgive(_ charge: Charge) async throws {
         _ = try await writes.write {
-            try await $0.connection.execute("DELETE FROM login_failures WHERE email = \(charge.email) AND client = \(charge.client)")
+            try await $0.connection.execute(
+                "DELETE FROM login_failures WHERE email_digest = \(charge.emailDigest) AND client_digest = \(charge.clientDigest)")
         }
     }
 
     /// The attempt never got to the password (the database or the hashing queue failed): not a failure.
     public func refund(_ charge: Charge) async throws {
         _ = try await writes.write { try await $0.connection.execute("DELETE FROM login_failures WHERE id = \(charge.id)") }
+    }
+
+    /// Deletes the failures older than the window, which no count includes any more; how many.
+    @discardableResult
+    public func purgeExpired() async throws -> Int {
+        try await writes.write { try await Self.purgeExpired(window: windowSeconds, in: $0.connection) }
+    }
+
+    @discardableResult
+    private static func purgeExpired(window: Int, in connection: DatabaseConnection) async throws -> Int {
+        try await connection.query("DELETE FROM login_failures WHERE failed_at < now() - \(window) * interval '1 second' RETURNING 1").count
+    }
+
+    /// Lowercase hex of the SHA-256 of `value`.
+    static func digest(_ value: String) -> String {
+        SHA256.hash(data: Data(value.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// 429, with the seconds until the `limit`-th newest failure leaves the window (then the
