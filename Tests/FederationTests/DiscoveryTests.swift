@@ -125,6 +125,19 @@ import TestSupport
         }
     }
 
+    @Test func aPostUnpublishedAndThenDeletedIsATombstoneToo() async throws {
+        try await FederationTestService.run { service in
+            let post = UUID().uuidString.lowercased()
+            try await service.apply(
+                postEvent(.created, id: post, title: "Brief", author: ada, sequence: 1),
+                postEvent(.updated, id: post, title: "Brief", status: .draft, author: ada, sequence: 2))
+            #expect(try await service.get("/ap/posts/\(post)").status == .notFound)
+            try await service.apply(postEvent(.deleted, id: post, status: .draft, author: ada, sequence: 3))
+            let gone = try await service.get("/ap/posts/\(post)")
+            #expect(gone.status == .gone && JSONValue.parse(Array(gone.body))?["type"] == "Tombstone")
+        }
+    }
+
     @Test func theOutboxPagesPublishedPostsNewestFirst() async throws {
         try await FederationTestService.run { service in
             for index in 1...23 {

@@ -40,7 +40,8 @@ struct FederationEventHandler: EventHandler {
         let isPublic = deletedAt == nil && post.status == .published
         // A post never public has nothing to show or send, and no row answers the same as its
         // row would: most creates are drafts, so this is most of what federation does for them.
-        guard isPublic || before.createSequence != nil else { return }
+        // One public once and unpublished since keeps its row, so its deletion leaves a tombstone.
+        guard isPublic || before.createSequence != nil || (before.stored && deletedAt != nil) else { return }
         try await ActorRepository.store(post.author, sequence: nil, in: connection)
         var post = post
         // An event written before posts carried its rendering is rendered here, as posts does.
