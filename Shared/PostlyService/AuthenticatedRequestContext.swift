@@ -3,7 +3,7 @@ import Hummingbird
 import NIOCore
 
 /// The context of the routes that need a caller: made from the request's context when the
-/// route is reached, 401 when the request carried no verified access token. Routes go here
+/// route is reached; without a verified access token, 401 (or the token's refusal). Routes go here
 /// through `authenticated(_:)`, so the routing table shows which ones are protected.
 public struct AuthenticatedRequestContext: ChildRequestContext {
     public typealias ParentContext = PostlyRequestContext
@@ -16,7 +16,7 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
     public let channel: any Channel
 
     public init(context: PostlyRequestContext) throws {
-        guard let identity = context.identity else { throw APIError.unauthorized("Authentication required") }
+        let identity = try context.requireIdentity()
         self.coreContext = context.coreContext
         self.requestId = context.requestId
         self.identity = identity

@@ -1,8 +1,11 @@
 import Hummingbird
 
 /// Sets `context.identity` from `Authorization: Bearer <token>`. A request without the
-/// header passes as anonymous (routes that need a caller are `authenticated`); one
-/// with a token that does not verify answers 401, whatever the route.
+/// header, or with a token that does not verify (expired, revoked, forged, or its keys out
+/// of reach), passes as anonymous: a public read answers as to anyone, as the earlier
+/// backend did for its clients, which send their token everywhere and cannot refresh it.
+/// Where a caller is needed (`authenticated`, `requireIdentity`) the token's refusal is the
+/// answer: 401 naming why, or 503 when the keys cannot be fetched.
 public struct AuthenticationMiddleware: RouterMiddleware {
     public typealias Context = PostlyRequestContext
 
@@ -18,12 +21,17 @@ public struct AuthenticationMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         let scheme = "bearer "
-        guard authorization.count > scheme.count, authorization.prefix(scheme.count).lowercased() == scheme else {
-            throw APIError.unauthorized("Authorization must be a Bearer token")
-        }
         var context = context
-        context.identity = try await verifier.verify(String(authorization.dropFirst(scheme.count)))
-        context.logger[metadataKey: "userId"] = .string(context.identity?.userId ?? "")
+        do {
+            guard authorization.count > scheme.count, authorization.prefix(scheme.count).lowercased() == scheme else {
+                throw APIError.unauthorized("Authorization must be a Bearer token")
+            }
+            let identity = try await verifier.verify(String(authorization.dropFirst(scheme.count)))
+            context.identity = identity
+            context.logger[metadataKey: "userId"] = .string(identity.userId)
+        } catch let refusal as APIError {
+            context.tokenRefusal = refusal
+        }
         return try await next(request, context)
     }
 }

@@ -11,6 +11,8 @@ public struct PostlyRequestContext: RequestContext {
     public var requestId: String
     /// Set by `AuthenticationMiddleware` when the request carries a valid access token.
     public var identity: Identity?
+    /// Why the request's token was not taken, if it had one: the answer where a caller is needed.
+    public var tokenRefusal: APIError?
     /// The peer's IP address (behind the gateway, the gateway's), for limits per client.
     public var peerAddress: String?
     /// The connection, for responses that outlive the handler (a stream notices its client leave).
@@ -20,6 +22,7 @@ public struct PostlyRequestContext: RequestContext {
         self.coreContext = .init(source: source)
         self.requestId = ""
         self.identity = nil
+        self.tokenRefusal = nil
         self.peerAddress = source.channel.remoteAddress?.ipAddress
         self.channel = source.channel
     }
@@ -33,7 +36,7 @@ public struct PostlyRequestContext: RequestContext {
     /// The caller, or 401, for a route that needs one only sometimes (drafts in a list);
     /// routes that always need one are `authenticated`.
     public func requireIdentity() throws -> Identity {
-        guard let identity else { throw APIError.unauthorized("Authentication required") }
+        guard let identity else { throw tokenRefusal ?? APIError.unauthorized("Authentication required") }
         return identity
     }
 }

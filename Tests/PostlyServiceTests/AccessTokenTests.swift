@@ -237,6 +237,28 @@ import TestSupport
         #expect(fetches.withLock { $0 } == 1)
     }
 
+    /// The earlier backend's clients send their token on every request and cannot refresh
+    /// it: an expired, revoked or forged one must not break the public reads.
+    @Test func aTokenThatDoesNotVerifyReadsPublicRoutesAsAnonymous() async throws {
+        let app = try await TestApplication()
+        for token in [try await app.issuer.token(lifetime: -5), try await app.issuer.token(issuer: "someone-else"), "garbage"] {
+            try await app.test { client in
+                try await client.execute(uri: "/api/page", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                    #expect(response.status == .ok && String(buffer: response.body) == #"{"title":"1/10/0"}"#)
+                }
+                try await client.execute(uri: "/api/me", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                    #expect(response.status == .unauthorized && response.problem?.detail != "Authentication required", "the refusal names why")
+                }
+            }
+        }
+        struct Unreachable: Error {}
+        let unreachable = try await TestApplication(fetchJWKS: { throw Unreachable() })
+        let token = try await unreachable.issuer.token()
+        try await unreachable.test { client in
+            try await client.execute(uri: "/api/page", method: .get, headers: [.authorization: "Bearer \(token)"]) { #expect($0.status == .ok) }
+        }
+    }
+
     @Test func keysThatCannotBeFetchedAnswer503Not401() async throws {
         struct Unreachable: Error {}
         let app = try await TestApplication(fetchJWKS: { throw Unreachable() })

@@ -105,7 +105,7 @@ struct NotificationStreamController: Sendable {
             return TicketHolder(userId: identity.userId, sessionId: identity.sessionId, expiresAt: identity.expiresAt)
         }
         guard let ticket = request.uri.queryParameters.get("ticket") else {
-            throw APIError.unauthorized("Authentication required: a Bearer token or a stream ticket")
+            throw context.tokenRefusal ?? APIError.unauthorized("Authentication required: a Bearer token or a stream ticket")
         }
         guard let holder = try await repository.redeemTicket(ticket), !denyList.isRevoked(holder.sessionId) else {
             throw APIError.unauthorized("The stream ticket is invalid, spent or expired")
