@@ -181,4 +181,12 @@ let schema = Migrations([
             INSERT INTO imported_posts (id) SELECT id FROM posts UNION SELECT id FROM changes WHERE kind = 'post';
             INSERT INTO imported_likes (post_id, user_id) SELECT post_id, user_id FROM likes;
             """),
+    Migration(
+        version: 13, name: "an author's posts newest first",
+        sql: """
+            -- An author's own list of any status, newest created first, as the earlier backend
+            -- listed it; by publication every draft came first, however old.
+            DROP INDEX posts_author_any_status;
+            CREATE INDEX posts_author_any_status ON posts (author_id, created_at DESC, id DESC);
+            """),
 ])

@@ -102,6 +102,8 @@ public struct PostsController: Sendable {
 
     /// Counts the view (in memory) and answers the post, or 304 when the client has this version.
     /// `countView=false` reads it without counting: another service's look at a post is no view.
+    /// `no-store`: the ETag is the version, which likes, comments and views leave alone, so a
+    /// client cache that revalidated on its own (URLSession's does) would show them stale.
     private func viewed(_ post: Post, request: Request, context: PostlyRequestContext) throws -> Response {
         var post = post
         switch request.uri.queryParameters.get("countView") {
@@ -113,7 +115,7 @@ public struct PostsController: Sendable {
         if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, etag: etag) {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
-        return try EditedResponse(headers: [.eTag: etag], response: post).response(from: request, context: context)
+        return try EditedResponse(headers: [.eTag: etag, .cacheControl: "no-store"], response: post).response(from: request, context: context)
     }
 
     static func etag(_ post: Post) -> String { "\"\(post.version)\"" }

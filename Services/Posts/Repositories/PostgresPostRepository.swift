@@ -69,10 +69,11 @@ public struct PostgresPostRepository: PostRepository {
                 ORDER BY published_at DESC, created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)
                 """)
         case (let authorId?, nil):
+            // Drafts among them: by creation (a draft has no publication to order by).
             try await connection.query(
                 """
                 SELECT id FROM posts WHERE author_id = \(authorId)
-                ORDER BY published_at DESC, created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)
+                ORDER BY created_at DESC, id DESC LIMIT \(page.limit) OFFSET \(page.offset)
                 """)
         case (nil, nil):
             try await connection.query(
