@@ -80,30 +80,30 @@ public struct LoginRateLimiter: Sendable {
     /// has used up its failures.
     public func charge(email: String, client: String) async throws -> Charge {
         let (limits, window) = (self.limits, windowSeconds)
-        let (email, client) = (Self.digest(email), Self.digest(client))
+        let (emailDigest, clientDigest) = (Self.digest(email), Self.digest(client))
         return try await writes.write { transaction in
             let connection = transaction.connection
             // The counts of one email and one address are read and charged one attempt at a
             // time, by every instance (always in this order: no deadlock).
-            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-email:" + email), 0))")
-            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-client:" + client), 0))")
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-email:" + emailDigest), 0))")
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("login-client:" + clientDigest), 0))")
             try await Self.purgeExpired(window: window, in: connection)
             let counts = try await connection.query(
                 """
-                SELECT count(*) FILTER (WHERE client_digest = \(client)) AS by_client,
-                    count(*) FILTER (WHERE email_digest = \(email)) AS by_email,
-                    count(*) FILTER (WHERE email_digest = \(email) AND client_digest = \(client)) AS by_pair
-                FROM login_failures WHERE email_digest = \(email) OR client_digest = \(client)
+                SELECT count(*) FILTER (WHERE client_digest = \(clientDigest)) AS by_client,
+                    count(*) FILTER (WHERE email_digest = \(emailDigest)) AS by_email,
+                    count(*) FILTER (WHERE email_digest = \(emailDigest) AND client_digest = \(clientDigest)) AS by_pair
+                FROM login_failures WHERE email_digest = \(emailDigest) OR client_digest = \(clientDigest)
                 """)[0]
             if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
-                throw try await Self.refusal(column: "client_digest", value: client, limit: limits.failuresPerClient, window: window, in: connection)
+                throw try await Self.refusal(column: "client_digest", value: clientDigest, limit: limits.failuresPerClient, window: window, in: connection)
             }
             if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail, try counts.decode("by_pair", as: Int64.self) > 0 {
-                throw try await Self.refusal(column: "email_digest", value: email, limit: limits.failuresPerEmail, window: window, in: connection)
+                throw try await Self.refusal(column: "email_digest", value: emailDigest, limit: limits.failuresPerEmail, window: window, in: connection)
             }
             let charged = try await connection.query(
-                "INSERT INTO login_failures (email_digest, client_digest) VALUES (\(email), \(client)) RETURNING id")
-            return Charge(id: try charged[0].decode("id"), emailDigest: email, clientDigest: client)
+                "INSERT INTO login_failures (email_digest, client_digest) VALUES (\(emailDigest), \(clientDigest)) RETURNING id")
+            return Charge(id: try charged[0].decode("id"), emailDigest: emailDigest, clientDigest: clientDigest)
         }
     }
 
