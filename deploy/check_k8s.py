@@ -6,7 +6,8 @@ pinned images, network policies), and the manifests agree with the rest of the p
 way deploy/check_compose.py holds docker-compose.yml to it: every service Package.swift
 declares runs with the environment docker-compose gives it, its own database, port 8080,
 probes on routes every service serves, the topics deploy/up.sh creates, and the gateway's
-configuration as deploy/nginx has it, which nginx accepts. Ends with `N passed, M failed`.
+configuration as deploy/nginx has it, which nginx accepts; and the import Job (jobs/import.yaml)
+with each overlay. Ends with `N passed, M failed`.
 
     deploy/check_k8s.py          (deploy/test.sh runs it; install.sh installs the tools)
 """
@@ -29,6 +30,7 @@ from postly_suite.suite import declared_services, postgres_settings  # noqa: E40
 K8S = os.path.join(ROOT, "deploy", "k8s")
 TOOLS = os.path.join(ROOT, ".deps", "k8s-tools", "bin")
 OVERLAYS = ["single-node", "ha"]
+IMPORT_JOB = os.path.join(K8S, "jobs", "import.yaml")
 # The policy, pinned: which checkov checks every workload must pass.
 POLICY = {
     "CKV_K8S_8": "liveness probe", "CKV_K8S_9": "readiness probe",
@@ -96,6 +98,26 @@ http {{
         return result.returncode == 0, result.stderr[-400:]
 
 
+def import_job(overlay, by_kind, declared):
+    """The import Job against the overlay: the image deploy/Dockerfile makes of postly-import in
+    the services' version, each service it writes to a Service of the overlay, and the import
+    token the services read. (The system test runs its command and environment.)"""
+    pod = by_kind.get("Job", {}).get("postly-import", {}).get("spec", {}).get("template", {}).get("spec", {})
+    container = (pod.get("containers") or [{}])[0]
+    versions = {d["spec"]["template"]["spec"]["containers"][0]["image"].partition(":")[2] for d in by_kind.get("Deployment", {}).values()
+                if d["metadata"]["name"] != "gateway"}
+    check(f"{overlay}: the import Job runs deploy/Dockerfile's postly-import, the services' version",
+          len(versions) == 1 and container.get("image") == f"postly-import:{versions.pop()}" and container.get("command") == ["/app/postly-import"],
+          container.get("image"))
+    addresses = [argument.partition("=")[2] for argument in container.get("args", []) if "=http" in argument]
+    services = {f"http://{name}:{s['spec']['ports'][0]['port']}" for name, s in by_kind.get("Service", {}).items() if name in declared}
+    check(f"{overlay}: the import Job writes to the services through their Services, not the gateway", addresses and set(addresses) <= services, addresses)
+    token = lambda c: next((e.get("valueFrom", {}).get("secretKeyRef", {}) for e in c.get("env", []) if e["name"] == "POSTLY_IMPORT_TOKEN"), {})
+    posts = by_kind.get("Deployment", {}).get("posts", {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", [{}])[0]
+    check(f"{overlay}: the import Job has the services' import token", token(container) and
+          (token(container)["name"], token(container)["key"]) == (token(posts).get("name"), token(posts).get("key")), token(container))
+
+
 def main():
     started = time.monotonic()
     services = list(declared_services())
@@ -103,11 +125,14 @@ def main():
     routes = ops_routes()
     topics, partitions = up_topics()
     rendered = {}
+    job = open(IMPORT_JOB).read()
     with tempfile.TemporaryDirectory() as folder:
         for overlay in OVERLAYS:
             text = render(overlay)
             if not text:
                 continue
+            # The import Job is applied on its own, into a cluster an overlay made: checked with each.
+            text += job
             rendered[overlay] = [document for document in yaml.safe_load_all(text) if document]
             path = os.path.join(folder, f"{overlay}.yaml")
             open(path, "w").write(text)
@@ -173,6 +198,7 @@ def main():
         check(f"{overlay}: the gateway finds every service by its Service", {(n, n) for n in services} <= upstreams)
         accepted, detail = nginx_accepts(gateway_conf)
         check(f"{overlay}: nginx accepts the gateway's configuration", accepted, detail)
+        import_job(overlay, by_kind, services)
         replicas = {n: d["spec"].get("replicas", 1) for n, d in deployments.items()}
         budgets = by_kind.get("PodDisruptionBudget", {})
         check(f"{overlay}: a disruption budget for every Deployment that runs twice or more",

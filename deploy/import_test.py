@@ -8,19 +8,21 @@ resume is made on the spot with .deps/import-tools (deploy/install.sh)."""
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
 import uuid
 
-from postly_suite import ROOT
+from postly_suite import ROOT, manifests
 from postly_suite.checks import decodes_as_app_post
 from postly_suite.suite import eventually
 
 # The services' import token (their POSTLY_IMPORT_TOKEN), and the CLI's.
 IMPORT_TOKEN = f"import-{uuid.uuid4().hex}"
 FIXTURE = os.path.join(ROOT, "Tests", "Fixtures", "flask-dump")
+JOB = os.path.join(ROOT, "deploy", "k8s", "jobs", "import.yaml")
 
 
 def importer():
@@ -42,7 +44,22 @@ def command(binary, suite, dump, work, token=IMPORT_TOKEN, likes="post_likes.jso
 def run(binary, suite, dump, work, **options):
     """One run to its end: (exit code, report or None, stderr)."""
     arguments, environment = command(binary, suite, dump, work, **options)
-    done = subprocess.run(arguments, env=environment, capture_output=True, text=True, timeout=600)
+    return finished(subprocess.run(arguments, env=environment, capture_output=True, text=True, timeout=600), work)
+
+
+def run_as_job(binary, suite, dump, volume):
+    """One run as the Kubernetes Job deploy/k8s/jobs/import.yaml makes it, on this machine: the
+    dump copied into the folder that stands for its volume (the operator's kubectl cp), then its
+    container's command with exactly its environment, each Service's address that service's."""
+    for name in ("users.json", "posts.json", "post_likes.json"):
+        shutil.copy(os.path.join(dump, name), volume)
+    services = {f"http://{name}:8080": f"http://127.0.0.1:{suite.port(name)}" for name in ("auth", "posts", "comments")}
+    arguments, environment = manifests.job(JOB, binary, {"POSTLY_IMPORT_TOKEN": IMPORT_TOKEN}, {"import": volume}, services)
+    return finished(subprocess.run(arguments, env=environment, capture_output=True, text=True, timeout=600), volume)
+
+
+def finished(done, work):
+    """(exit code, the report it wrote when it ran to its end, stderr)."""
     path = os.path.join(work, "report.json")
     report = json.load(open(path)) if os.path.exists(path) and done.returncode in (0, 1) else None
     return done.returncode, report, done.stderr
@@ -71,9 +88,9 @@ def journey(client, suite, check):
     binary = importer()
     expected = json.load(open(os.path.join(FIXTURE, "expected.json")))
     with tempfile.TemporaryDirectory(prefix="postly-import.") as work:
-        code, report, stderr = run(binary, suite, os.path.join(FIXTURE, "relaxed"), work)
+        code, report, stderr = run_as_job(binary, suite, os.path.join(FIXTURE, "relaxed"), work)
         ended = time.monotonic()
-        check("postly-import runs the fixture to its end (exit 0)", code == 0 and report, f"{code} {stderr[-600:]}")
+        check("postly-import, run as its Kubernetes Job runs it, takes the fixture to its end (exit 0)", code == 0 and report, f"{code} {stderr[-600:]}")
         if not report:
             return
         counts = report["counts"]

@@ -1,6 +1,7 @@
 """The Kubernetes manifests (deploy/k8s) as this machine runs them: an overlay rendered with
 kubectl kustomize, and for each service's Deployment as many pods as its replicas, each with
-exactly the environment Kubernetes would give its container. Only the cluster's addresses
+exactly the environment Kubernetes would give its container; a Job (deploy/k8s/jobs) the
+same way, its volumes this machine's folders. Only the cluster's addresses
 become this machine's, each checked to be the one the manifests name: a manifest that changes
 an address fails here instead of running with this machine's."""
 import os
@@ -35,10 +36,43 @@ def pods(overlay, services, operator_settings, operator_secrets, addresses):
             for name in services}
 
 
+def job(path, program, operator_secrets, folders, addresses):
+    """The Job in `path` (deploy/k8s/jobs) as this machine runs it: its container's command and
+    arguments, and exactly its environment. `program` is this machine's build of the image's
+    program, `folders` {a volume's name: this machine's folder for it}, `addresses` {an address
+    in the arguments: this machine's}, each one the manifest must name."""
+    document = next(d for d in yaml.safe_load_all(open(path)) if d and d["kind"] == "Job")
+    pod = document["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    variables = container_environment(pod, container, document["metadata"]["name"], {("Secret", "postly-secrets"): operator_secrets})
+    mounts = {m["mountPath"]: folders[m["name"]] for m in container.get("volumeMounts", [])}
+    arguments = [program]
+    for argument in container.get("args", []):
+        option, equals, value = argument.partition("=")
+        for mount, folder in mounts.items():
+            if value.startswith(mount + "/"):
+                value = folder + value[len(mount):]
+        arguments.append(f"{option}={addresses.get(value, value)}" if equals else argument)
+    missing = [address for address in addresses if not any(a.endswith("=" + address) for a in container.get("args", []))]
+    if missing:
+        raise ValueError(f"{path}: the local run expects the addresses {missing}, which the Job does not name")
+    return arguments, variables
+
+
 def environment(deployment, number, sources, addresses):
-    """The environment of the Deployment's pod `number`: its container's envFrom, then its env."""
+    """The environment of the Deployment's pod `number`, this machine's addresses in it."""
     pod = deployment["spec"]["template"]["spec"]
-    container, pod_name = pod["containers"][0], f"{deployment['metadata']['name']}-{number}"
+    pod_name = f"{deployment['metadata']['name']}-{number}"
+    variables = container_environment(pod, pod["containers"][0], pod_name, sources)
+    for name, (cluster, local) in addresses.items():
+        if variables.get(name) != cluster:
+            raise ValueError(f"{pod_name}: {name} is {variables.get(name)!r} in the manifests, where the local run expects {cluster!r}")
+        variables[name] = local(deployment["metadata"]["name"], number) if callable(local) else local
+    return variables
+
+
+def container_environment(pod, container, pod_name, sources):
+    """What Kubernetes gives the container: its envFrom, then its env."""
     if pod.get("enableServiceLinks", True):
         raise ValueError(f"{pod_name}: with service links, Kubernetes adds variables for every Service, which the local run does not")
     variables = {}
@@ -49,10 +83,6 @@ def environment(deployment, number, sources, addresses):
         value = entry.get("value") if "valueFrom" not in entry else resolve(entry["valueFrom"], sources, pod_name)
         if value is not None:
             variables[entry["name"]] = value
-    for name, (cluster, local) in addresses.items():
-        if variables.get(name) != cluster:
-            raise ValueError(f"{pod_name}: {name} is {variables.get(name)!r} in the manifests, where the local run expects {cluster!r}")
-        variables[name] = local(deployment["metadata"]["name"], number) if callable(local) else local
     return variables
 
 
