@@ -8,6 +8,14 @@ struct PostLookup: Sendable {
     let postsService: PostsServiceClient
 
     func visiblePost(id: String, to identity: Identity?, authorization: String?) async throws -> KnownPost {
+        let known = try await existingPost(id: id, authorization: authorization)
+        guard known.isVisible(to: identity?.userId) else { throw CommentError.postNotFound }
+        return known
+    }
+
+    /// The post unless it was deleted, whoever may see it (the posts service answers only
+    /// what the caller may see, but the projection has every post that has comments).
+    func existingPost(id: String, authorization: String?) async throws -> KnownPost {
         let known: KnownPost?
         if let projected = try await repository.post(id: id) {
             known = projected
@@ -16,7 +24,7 @@ struct PostLookup: Sendable {
             // answered here carries no event sequence to order it with them.
             known = try await postsService.post(id: id, authorization: authorization)
         }
-        guard let known, known.isVisible(to: identity?.userId) else { throw CommentError.postNotFound }
+        guard let known, !known.deleted else { throw CommentError.postNotFound }
         return known
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import PostlyEvents
 import PostlyModels
 import Testing
 import TestSupport
@@ -31,6 +32,30 @@ import TestSupport
             #expect(try await service.commentCount(postId: postId) == 0)
 
             #expect(try await client.deleteComment(first.id, of: postId, as: commenter).status == .notFound)
+        }
+    }
+
+    @Test func aCommentsAuthorTakesItBackFromAPostSinceUnpublishedAndNobodyElseLearnsOfThePost() async throws {
+        try await CommentsTestService.run { service, client in
+            let postAuthor = try await service.user("Ada")
+            let commenter = try await service.user("Grace")
+            let third = try await service.user("Mallory")
+            let postId = try await service.seedPost(by: postAuthor)
+            let mine = try await client.postComment(postId, content: "mine", as: commenter).decode(Comment.self)
+            let theirs = try await client.postComment(postId, content: "theirs", as: third).decode(Comment.self)
+            try await service.apply(postEvent(.updated, id: postId, authorId: postAuthor.id, status: .draft, sequence: 2))
+
+            // Not 403: the post is hidden from them.
+            #expect(try await client.deleteComment(mine.id, of: postId, as: third).status == .notFound)
+            #expect(try await client.deleteComment("no-such-comment", of: postId, as: third).status == .notFound)
+            #expect(try await service.commentCount(postId: postId) == 2)
+
+            #expect(try await client.deleteComment(mine.id, of: postId, as: commenter).status == .ok)
+            #expect(try await client.listComments(postId, as: postAuthor).decode([Comment].self).map(\.id) == [theirs.id])
+            #expect(try await service.outboxEvents().map(\.type) == [.commentCreated, .commentCreated, .commentDeleted])
+
+            try await service.apply(postEvent(.deleted, id: postId, authorId: postAuthor.id, title: "Gone", sequence: 3))
+            #expect(try await client.deleteComment(theirs.id, of: postId, as: third).status == .notFound)
         }
     }
 

@@ -62,9 +62,14 @@ struct CommentsController: Sendable {
     @Sendable func delete(_ request: Request, context: AuthenticatedRequestContext) async throws -> Message {
         let identity = context.identity
         let commentId = try context.parameters.require("commentId")
-        let post = try await posts.visiblePost(
-            id: try postId(context), to: identity, authorization: request.headers[.authorization])
-        try await writes.write { try await repository.delete(commentId: commentId, on: post, by: identity.userId, in: $0) }
+        // A comment's author may take it back from a post since unpublished; anyone else
+        // learns nothing of a post they cannot see.
+        let post = try await posts.existingPost(id: try postId(context), authorization: request.headers[.authorization])
+        do {
+            try await writes.write { try await repository.delete(commentId: commentId, on: post, by: identity.userId, in: $0) }
+        } catch is CommentError where !post.isVisible(to: identity.userId) {
+            throw CommentError.postNotFound
+        }
         return Message("Comment deleted")
     }
 
