@@ -66,18 +66,3 @@ struct HealthStatus: ResponseEncodable {
     var failing: [String]?
     var notes: [String]? = nil
 }
-
-struct TimedOut: Error {}
-
-/// Runs `body`, or throws `TimedOut` after `duration` (and cancels it).
-func withTimeout<T: Sendable>(_ duration: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: duration)
-            throw TimedOut()
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}

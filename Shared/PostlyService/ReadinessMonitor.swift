@@ -57,3 +57,40 @@ public final class ReadinessMonitor: Service {
         }
     }
 }
+
+struct TimedOut: Error {}
+
+/// Runs `body`, or throws `TimedOut` after `duration` and cancels it. Returns at the deadline
+/// even when `body` goes on: a blocking C call (libpq waiting on a stalled server) ignores
+/// cancellation, and a task group, which waits for its every task, would wait with it.
+func withTimeout<T: Sendable>(_ duration: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let outcome = FirstOutcome<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        outcome.hold(continuation)
+        let work = Task {
+            do {
+                outcome.resume(with: .success(try await body()))
+            } catch {
+                outcome.resume(with: .failure(error))
+            }
+        }
+        Task {
+            try? await Task.sleep(for: duration)
+            work.cancel()
+            outcome.resume(with: .failure(TimedOut()))
+        }
+    }
+}
+
+/// A continuation resumed by whichever outcome comes first; the later one is dropped.
+private final class FirstOutcome<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    func hold(_ continuation: CheckedContinuation<T, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with result: Result<T, any Error>) {
+        continuation.withLock { $0.take() }?.resume(with: result)
+    }
+}

@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOPosix
 import PostlyKafka
-import PostlyService
+@testable import PostlyService
 import Synchronization
 import Testing
 import TestSupport
@@ -18,6 +19,24 @@ import TestSupport
                 #expect(response.status == .ok)
             }
         }
+    }
+
+    /// A check that does not stop when cancelled (a blocking C call: libpq waiting on a stalled
+    /// server) still fails at its deadline: the round of checks does not wait for it, so
+    /// readiness turns instead of reporting the last good round for as long as the stall lasts.
+    @Test func aCheckThatIgnoresCancellationFailsAtItsDeadline() async throws {
+        let stalled = DispatchSemaphore(value: 0)
+        let checks = [
+            ReadinessCheck(name: "database") { try await NIOThreadPool.singleton.runIfActive { _ = stalled.wait(timeout: .now() + 6) } },
+            ReadinessCheck(name: "broker") {},
+        ]
+        let started = ContinuousClock.now
+        let failing = await ReadinessMonitor.failingNames(of: checks)
+        let answered = started.duration(to: .now)
+        stalled.signal()
+        #expect(failing == ["database"])
+        // At the 2 s deadline, not when the stalled call let go (6 s).
+        #expect(answered < .seconds(4), "\(answered)")
     }
 
     @Test func readyAnswers503NamingTheDependencyThatIsDown() async throws {
