@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import PostlyModels
+import PostlyPostgres
 import Testing
 import TestSupport
 
@@ -110,6 +111,23 @@ import TestSupport
             await stream.close()
             await byTicket.close()
             await again.close()
+        }
+    }
+
+    /// The instance's listening connection lost (a database restart, a failover): what was
+    /// stored meanwhile was signalled to nobody here, so its open streams end, and their clients
+    /// come back with Last-Event-ID for it.
+    @Test func streamsEndWhenTheirInstanceLostItsListeningConnection() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let stream = try await service.openStream(as: author)
+            #expect(stream.status == 200)
+            let listeners: SQL = "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '% listener'"
+            #expect(try await eventually { try await !service.database.query(listeners).isEmpty })
+            #expect(try await eventually(within: .seconds(10)) { stream.ended })
+            let reopened = try await service.openStream(as: author)
+            #expect(reopened.status == 200)
+            await reopened.close()
         }
     }
 

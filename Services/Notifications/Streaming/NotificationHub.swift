@@ -26,6 +26,8 @@ final class NotificationHub: Service {
     private let state = Mutex(State())
     private let openStreams = Gauge(label: "postly_notification_streams_open")
     private let dropped = Counter(label: "postly_notification_streams_dropped_total")
+    /// Whether `LISTEN` took effect once already: when it does again, signals were missed.
+    private let listenedBefore = Atomic(false)
 
     init(
         database: Database, repository: any NotificationRepository, heartbeatInterval: Duration, streamCapacity: Int,
@@ -104,15 +106,25 @@ final class NotificationHub: Service {
         for subscription in subscriptions(where: { _ in true }) { subscription.end() }
     }
 
+    /// Streams a notification may have passed by end, so that their clients come back with
+    /// `Last-Event-ID` and get what they missed: every stream here once listening starts again
+    /// after the connection was lost (the signals sent meanwhile reached nobody), a recipient's
+    /// streams when their notification cannot be read.
     private func forwardSignals() async {
-        for await payload in database.listen(channel: NotificationSignal.channel) {
+        let signals = database.listen(channel: NotificationSignal.channel) { [self] in
+            guard listenedBefore.exchange(true, ordering: .relaxed) else { return }
+            let missed = subscriptions(where: { _ in true })
+            if !missed.isEmpty { logger.info("listening again; ending the open streams to catch up", metadata: ["streams": "\(missed.count)"]) }
+            for subscription in missed { subscription.end() }
+        }
+        for await payload in signals {
             guard let signal = NotificationSignal(payload: payload), !subscriptions(ofUser: signal.recipientId).isEmpty else { continue }
             do {
                 guard let stored = try await repository.notification(at: signal.position, recipientId: signal.recipientId) else { continue }
                 deliver(stored)
             } catch {
-                // The stream's client catches up with Last-Event-ID when it reconnects.
                 logger.warning("cannot read a new notification", metadata: ["position": "\(signal.position)", "error": "\(error)"])
+                for subscription in subscriptions(ofUser: signal.recipientId) { subscription.end() }
             }
         }
     }
