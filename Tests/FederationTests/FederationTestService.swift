@@ -110,6 +110,8 @@ final class RemotePeer: Sendable {
     let answer = Locked<(status: HTTPResponse.Status, headers: HTTPFields)>((.accepted, [:]))
     /// The owner `/key` names: the peer's actor unless a test says otherwise.
     let claimedOwner = Locked<String?>(nil)
+    /// The id the actor document at `/actor` gives, when a test has the actor take another.
+    let renamedActorId = Locked<String?>(nil)
 
     var actorId: String { base + "/actor" }
     var keyId: String { actorId + "#main-key" }
@@ -159,10 +161,11 @@ final class RemotePeer: Sendable {
     }
 
     var actorDocument: JSONValue {
-        [
-            "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"], "id": .string(actorId), "type": "Person",
+        let id = renamedActorId.value ?? actorId
+        return [
+            "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"], "id": .string(id), "type": "Person",
             "preferredUsername": "bob", "inbox": .string(inbox), "endpoints": ["sharedInbox": .string(sharedInbox)],
-            "publicKey": ["id": .string(keyId), "owner": .string(actorId), "publicKeyPem": .string(key.publicKeyPEM)],
+            "publicKey": ["id": .string(keyId), "owner": .string(id), "publicKeyPem": .string(key.publicKeyPEM)],
         ]
     }
 

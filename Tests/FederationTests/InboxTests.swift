@@ -66,6 +66,30 @@ import TestSupport
         }
     }
 
+    /// A key once stored for one actor id, fetched again under another (the peer renamed the
+    /// actor; its key's id stayed): the key now belongs to the new id, and the request is
+    /// answered, not a 500 from the key's unique index (which the peer would retry for days).
+    @Test func aKeyFetchedAgainUnderAnotherActorIdMovesToIt() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                #expect(try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                let renamed = peer.base + "/users/bob"
+                peer.renamedActorId.withLock { $0 = renamed }
+                try await service.harness.database.execute("UPDATE remote_actors SET fetched_at = now() - interval '30 days'")
+
+                let follow: JSONValue = [
+                    "@context": "https://www.w3.org/ns/activitystreams", "id": .string("\(peer.base)/follows/renamed"), "type": "Follow",
+                    "actor": .string(renamed), "object": .string(service.urls.actor(ada.userId)),
+                ]
+                let answer = try await service.post(follow, to: "/ap/inbox", signedBy: peer)
+                #expect(answer.status == .accepted, "\(answer.text)")
+                #expect(try await service.count("SELECT count(*) FROM remote_actors WHERE key_id = \(peer.keyId) AND id = \(renamed)") == 1)
+                #expect(try await service.count("SELECT count(*) FROM remote_actors") == 1)
+            }
+        }
+    }
+
     @Test func unsignedAlteredStaleAndMisattributedRequestsAre401WithTheReason() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

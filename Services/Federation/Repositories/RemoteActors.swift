@@ -73,13 +73,18 @@ struct RemoteActors: Sendable {
         guard URLParts(owner)?.authority == URLParts(keyId)?.authority else { throw RemoteActorError.elsewhere }
         let actor = RemoteActor(
             id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: actorDocument["endpoints"]?["sharedInbox"]?.string)
-        try await database.execute(
-            """
-            INSERT INTO remote_actors (id, key_id, public_key_pem, inbox, shared_inbox, fetched_at)
-            VALUES (\(actor.id), \(actor.keyId), \(actor.publicKeyPEM), \(actor.inbox), \(actor.sharedInbox), now())
-            ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, public_key_pem = EXCLUDED.public_key_pem,
-                inbox = EXCLUDED.inbox, shared_inbox = EXCLUDED.shared_inbox, fetched_at = EXCLUDED.fetched_at
-            """)
+        try await database.transaction { connection in
+            // The key is the actor's that publishes it now: an actor that had it before (the
+            // peer renamed it) keeps it no longer.
+            try await connection.execute("DELETE FROM remote_actors WHERE key_id = \(actor.keyId) AND id <> \(actor.id)")
+            try await connection.execute(
+                """
+                INSERT INTO remote_actors (id, key_id, public_key_pem, inbox, shared_inbox, fetched_at)
+                VALUES (\(actor.id), \(actor.keyId), \(actor.publicKeyPEM), \(actor.inbox), \(actor.sharedInbox), now())
+                ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, public_key_pem = EXCLUDED.public_key_pem,
+                    inbox = EXCLUDED.inbox, shared_inbox = EXCLUDED.shared_inbox, fetched_at = EXCLUDED.fetched_at
+                """)
+        }
         return actor
     }
 
