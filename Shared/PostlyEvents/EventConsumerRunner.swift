@@ -12,8 +12,9 @@ import Tracing
 /// transaction committed. An event whose `sequence` is not newer than the last one applied
 /// for its key changes nothing (redelivery, replay, reordering). A message that cannot be
 /// decoded, or that the handler fails on for good, goes to `postly.deadletter` with the
-/// reason, and the partition moves on. While the database is unreachable, the runner
-/// retries the same message; it never skips one for that.
+/// reason, and the partition moves on. While the database cannot apply it (unreachable, out
+/// of resources, a statement timed out), the runner retries the same message; it never
+/// skips one for that.
 ///
 /// Messages already waiting when one arrives (up to `maxBatch`) are applied together in one
 /// transaction, each still with its own sequence check (two statements for the batch), by a
@@ -121,7 +122,7 @@ public final class EventConsumerRunner: Service {
                 let isNew = try await database.transaction { connection in try await apply([event], in: connection) }
                 (isNew[0] ? applied : skipped).increment()
                 return
-            } catch let error as DatabaseError where error.isTransient {
+            } catch let error as DatabaseError where error.isUnavailable {
                 // Not this message's fault: wait for the database, keep the place.
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { throw error }
                 logger.warning("cannot apply event; retrying", metadata: ["event": "\(event.id)", "error": "\(error)"])
@@ -216,19 +217,33 @@ public final class EventConsumerRunner: Service {
         return isNewer
     }
 
+    /// Sends `message` to the dead letters, trying again while the broker refuses it: the
+    /// partition moves on only once the message is kept there, and a send that fails for a
+    /// while (the broker short of in-sync replicas) must not end the service.
     private func deadLetter(_ message: KafkaMessage, reason: String) async throws {
         logger.error(
             "dead-lettering a message",
             metadata: ["topic": "\(message.topic)", "partition": "\(message.partition)", "offset": "\(message.offset)", "reason": "\(reason)"])
-        _ = try await deadLetters.send(
-            KafkaOutgoingMessage(
-                topic: Topic.deadLetter.rawValue, key: message.key, value: message.value,
-                headers: [
-                    KafkaHeader(name: "reason", value: reason),
-                    KafkaHeader(name: "consumer", value: name),
-                    KafkaHeader(name: "source", value: "\(message.topic)/\(message.partition)/\(message.offset)"),
-                ]))
-        deadLettered.increment()
+        let letter = KafkaOutgoingMessage(
+            topic: Topic.deadLetter.rawValue, key: message.key, value: message.value,
+            headers: [
+                KafkaHeader(name: "reason", value: reason),
+                KafkaHeader(name: "consumer", value: name),
+                KafkaHeader(name: "source", value: "\(message.topic)/\(message.partition)/\(message.offset)"),
+            ])
+        var backoff = Duration.milliseconds(100)
+        while true {
+            do {
+                _ = try await deadLetters.send(letter)
+                deadLettered.increment()
+                return
+            } catch {
+                guard !Task.isCancelled, !Task.isShuttingDownGracefully else { throw error }
+                logger.warning("cannot send a dead letter; retrying", metadata: ["source": "\(message.topic)/\(message.partition)/\(message.offset)", "error": "\(error)"])
+                await sleepUnlessShuttingDown(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            }
+        }
     }
 
     private let decoder = PostlyJSON.decoder()

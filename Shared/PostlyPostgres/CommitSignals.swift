@@ -1,9 +1,10 @@
 import Synchronization
 
 /// Signals inside one process when a transaction commits: a transaction marks signals with
-/// `DatabaseConnection.signalAfterCommit(_:payload:)`, and once it has committed (never when it
-/// rolls back) every handler of their channels runs, before the transaction call returns. So a
-/// cache dropped this way is never stale for the writer's next request.
+/// `DatabaseConnection.signalAfterCommit(_:payload:)`, and once it has committed (or may have:
+/// the connection lost during COMMIT; never when it rolls back) every handler of their channels
+/// runs, before the transaction call returns. So a cache dropped this way is never stale for the
+/// writer's next request. Handlers wake or drop, which is harmless when nothing committed.
 ///
 /// Why not `NOTIFY`: PostgreSQL holds one lock from a notifying transaction's pre-commit until
 /// its commit record is flushed, so notifying write transactions commit one fsync at a time

@@ -89,7 +89,10 @@ public struct DatabaseConnection: Sendable {
         let status: String
         do {
             status = try await threadPool.runBlocking { try connection.commit() }
-        } catch DatabaseError.connectionFailed {
+        } catch DatabaseError.commitOutcomeUnknown {
+            // The connection was lost with COMMIT on its way, which may have committed: its
+            // signals (wake-ups, caches dropped) go out anyway, harmless if it did not.
+            commitSignals.deliver(signals.all)
             throw DatabaseError.commitOutcomeUnknown
         }
         // COMMIT of a transaction that an error (caught inside the body) aborted rolls back.

@@ -56,4 +56,18 @@ extension DatabaseError {
         case .commitOutcomeUnknown, .lockNotAvailable, .uniqueViolation, .foreignKeyViolation, .invalidParameter, .server, .decoding, .closed: false
         }
     }
+
+    /// Whether the database could not do it now, through no fault of what was asked: the
+    /// transient errors, a commit whose outcome is unknown, a lock not granted in time, a
+    /// closed pool, and the server's classes 53 (out of disk, memory, connections), 57 (a
+    /// statement cancelled, by `statement_timeout` among others) and 58 (its own I/O). A
+    /// request gets 503; a consumer tries the same event again later (its sequence check
+    /// makes a second application of a committed one change nothing).
+    public var isUnavailable: Bool {
+        switch self {
+        case .connectionFailed, .serializationFailure, .deadlockDetected, .commitOutcomeUnknown, .lockNotAvailable, .closed: true
+        case .server(let sqlState, _): ["53", "57", "58"].contains(sqlState.prefix(2))
+        case .uniqueViolation, .foreignKeyViolation, .invalidParameter, .decoding: false
+        }
+    }
 }

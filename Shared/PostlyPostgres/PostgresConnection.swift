@@ -66,7 +66,7 @@ final class PostgresConnection: Sendable {
     func run(_ sql: SQL) throws(DatabaseError) -> StatementResult {
         try state.withLock { state throws(DatabaseError) in
             let handle = try ensureConnected(&state)
-            defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            defer { Self.recordTransactionStatus(&state) }
             if !state.pending.isEmpty {
                 return try runPipeline(Self.takePending(&state) + [.statement(sql)], on: handle, state: &state).last!
             }
@@ -84,7 +84,7 @@ final class PostgresConnection: Sendable {
     func runScript(_ text: String) throws(DatabaseError) -> String {
         try state.withLock { state throws(DatabaseError) in
             let handle = try ensureConnected(&state)
-            defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
+            defer { Self.recordTransactionStatus(&state) }
             if !state.pending.isEmpty { _ = try runPipeline(Self.takePending(&state), on: handle, state: &state) }
             let result = PQexec(handle.pointer, text)
             defer { PQclear(result) }
@@ -115,9 +115,16 @@ final class PostgresConnection: Sendable {
                 state.pending = []
                 return "COMMIT"
             }
+            // Lost before COMMIT went out: the transaction died with its connection, and may be
+            // run again (connectionFailed).
             let handle = try ensureConnected(&state)
-            defer { state.inTransaction = PQtransactionStatus(handle.pointer) != PQTRANS_IDLE }
-            return try runPipeline(Self.takePending(&state) + [.control("COMMIT")], on: handle, state: &state).last!.status
+            defer { Self.recordTransactionStatus(&state) }
+            do throws(DatabaseError) {
+                return try runPipeline(Self.takePending(&state) + [.control("COMMIT")], on: handle, state: &state).last!.status
+            } catch {
+                guard case .connectionFailed = error else { throw error }
+                throw .commitOutcomeUnknown
+            }
         }
     }
 
@@ -198,6 +205,19 @@ final class PostgresConnection: Sendable {
         return false
     }
 
+    /// Whether the last command left a transaction open; none once the connection is closed.
+    private static func recordTransactionStatus(_ state: inout State) {
+        state.inTransaction = state.handle.map { PQtransactionStatus($0.pointer) != PQTRANS_IDLE } ?? false
+    }
+
+    /// The connection is lost: closes it, with libpq's account of why taken first (closing
+    /// frees the handle).
+    private static func lost(_ state: inout State, _ handle: ConnectionHandle) -> DatabaseError {
+        let message = errorMessage(handle)
+        close(&state)
+        return .connectionFailed(message)
+    }
+
     private static func close(_ state: inout State) {
         if let handle = state.handle { PQfinish(handle.pointer) }
         state.handle = nil
@@ -228,6 +248,14 @@ final class PostgresConnection: Sendable {
             ("application_name", configuration.applicationName),
             ("client_encoding", "UTF8"),
             ("options", serverSettings.map { "-c \($0)=\($1)" }.joined(separator: " ")),
+            // A server that vanished (its host lost, a partition) is noticed within about 25 s
+            // instead of the kernel's two hours: a statement waiting for its answer, and a
+            // LISTEN connection, which only ever reads, would otherwise wait as long.
+            ("keepalives", "1"),
+            ("keepalives_idle", "10"),
+            ("keepalives_interval", "5"),
+            ("keepalives_count", "3"),
+            ("tcp_user_timeout", "25000"),
         ]
         if let password = configuration.password { settings.append(("password", password)) }
         let keys = settings.map { strdup($0.0) }
@@ -343,8 +371,7 @@ final class PostgresConnection: Sendable {
                     let statement = PreparedStatement(name: "postly_\(state.nextStatementNumber)", types: sql.types)
                     state.nextStatementNumber += 1
                     guard PQsendPrepare(handle.pointer, statement.name, sql.text, count, values.types) == 1 else {
-                        Self.close(&state)
-                        throw .connectionFailed(Self.errorMessage(handle))
+                        throw Self.lost(&state, handle)
                     }
                     state.statements[sql.text] = statement
                     expected.append(.preparation(sql: sql.text))
@@ -357,22 +384,16 @@ final class PostgresConnection: Sendable {
                         PQsendQueryParams(handle.pointer, sql.text, count, values.types, values.values, values.lengths, values.formats, 0)
                     }
             }
-            guard sent == 1 else {
-                Self.close(&state)
-                throw .connectionFailed(Self.errorMessage(handle))
-            }
+            guard sent == 1 else { throw Self.lost(&state, handle) }
             expected.append(.command(index))
         }
-        guard PQpipelineSync(handle.pointer) == 1 else {
-            Self.close(&state)
-            throw .connectionFailed(Self.errorMessage(handle))
-        }
+        guard PQpipelineSync(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
         var results = [StatementResult?](repeating: nil, count: commands.count)
         var firstError: DatabaseError?
         for item in expected {
             guard let result = PQgetResult(handle.pointer) else {
-                Self.close(&state)
-                throw firstError ?? .connectionFailed(Self.errorMessage(handle))
+                let lost = Self.lost(&state, handle)
+                throw firstError ?? lost
             }
             // Each command's results end with a NULL.
             while let more = PQgetResult(handle.pointer) { PQclear(more) }
@@ -400,8 +421,8 @@ final class PostgresConnection: Sendable {
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         PQclear(sync)
         guard synced, PQexitPipelineMode(handle.pointer) == 1 else {
-            Self.close(&state)
-            throw firstError ?? .connectionFailed(Self.errorMessage(handle))
+            let lost = Self.lost(&state, handle)
+            throw firstError ?? lost
         }
         if let firstError { throw firstError }
         return results.map { $0! }

@@ -52,7 +52,7 @@ public struct ProblemMiddleware: RouterMiddleware {
                 // Still losing a race after the write unit's retries: the client may try again.
                 return .unavailable("The database is busy", retryAfterSeconds: 1)
             case .invalidParameter: return .badRequest("The request contains a character that cannot be stored")
-            default: return internalError
+            default: return error.isUnavailable ? .unavailable("The database is unavailable") : internalError
             }
         case is KafkaError:
             return .unavailable("The message broker is unavailable")

@@ -18,7 +18,10 @@ public struct ServiceConfiguration: Sendable {
     public var jwksURL: String
     /// `AUTH_ISSUER`: the `iss` of access tokens.
     public var issuer: String
-    /// `POSTGRES_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` (default `postly_<name>`), `_POOL_SIZE`.
+    /// `POSTGRES_HOST`, `_PORT`, `_USER`, `_PASSWORD`, `_DATABASE` (default `postly_<name>`), `_POOL_SIZE`,
+    /// `_STATEMENT_TIMEOUT_MS` (30000; 0 for none): a statement past it, lock waits included, is
+    /// cancelled, and the database counts as unavailable for it (503, a consumer's later try),
+    /// so a stuck lock or a stalled server holds no request and no background loop for good.
     public var postgres: PostgresConfiguration
     /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`: where traces go
     /// over OTLP/HTTP (the other `OTEL_*` variables as OpenTelemetry defines them, such as
@@ -55,6 +58,8 @@ public struct ServiceConfiguration: Sendable {
             database: environment.string("POSTGRES_DATABASE", default: "postly_\(name)"),
             poolSize: environment.integer("POSTGRES_POOL_SIZE", default: postgresDefaults.poolSize, in: 1...1_000),
             applicationName: "postly-\(name)")
+        let statementTimeout = environment.integer("POSTGRES_STATEMENT_TIMEOUT_MS", default: 30_000, in: 0...86_400_000)
+        if statementTimeout > 0 { postgres.settings["statement_timeout"] = "\(statementTimeout)" }
         tracesEndpoint = environment.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? environment.string("OTEL_EXPORTER_OTLP_ENDPOINT")
         let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
         kafka = KafkaConfiguration(

@@ -3,6 +3,8 @@ import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import ServiceLifecycle
+import Synchronization
 import Testing
 import TestSupport
 
@@ -18,17 +20,62 @@ import TestSupport
     /// A consuming service: its database, a broker of its own, and a runner recording what
     /// it applies from `topics`, running while `body` runs.
     func withRunner(
-        topics: [Topic] = [.users], _ body: @escaping (Database, KafkaProducer, KafkaConfiguration) async throws -> Void
+        topics: [Topic] = [.users], handler: any EventHandler = RecordingHandler(), deadLettersTo deadLetterBroker: KafkaConfiguration? = nil,
+        _ body: @escaping (Database, KafkaProducer, KafkaConfiguration) async throws -> Void
     ) async throws {
         try await TestDatabase.with { database in
             try await schema.apply(to: database)
             let (broker, kafka) = try await startBroker()
             defer { broker.stop() }
             let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            let deadLetters = try deadLetterBroker.map { try KafkaProducer(configuration: $0, logger: testLogger) } ?? producer
             let runner = EventConsumerRunner(
-                name: "tests", topics: topics, database: database, kafka: kafka, deadLetters: producer,
-                handler: RecordingHandler(), logger: testLogger)
-            try await withRunning([producer, runner]) { try await body(database, producer, kafka) }
+                name: "tests", topics: topics, database: database, kafka: kafka, deadLetters: deadLetters,
+                handler: handler, logger: testLogger)
+            let services: [any Service] = deadLetters === producer ? [producer, runner] : [producer, deadLetters, runner]
+            try await withRunning(services) { try await body(database, producer, kafka) }
+        }
+    }
+
+    func send(_ sequences: [Int64], key: String = "ada", with producer: KafkaProducer) async throws {
+        for sequence in sequences {
+            let event = userEvent(key: key, sequence: sequence)
+            _ = try await producer.send(KafkaOutgoingMessage(topic: Topic.users.rawValue, key: key, value: encoded(event)))
+        }
+    }
+
+    /// A database that cannot do it now (here a statement cancelled by its timeout, SQLSTATE
+    /// 57014; a full disk or a server shutting down alike) is no fault of the event: it is
+    /// applied once the database can, never dead-lettered.
+    @Test func anEventTheDatabaseCannotApplyForAWhileIsAppliedLaterNotDeadLettered() async throws {
+        let handler = TimingOutTwice()
+        try await withRunner(handler: handler) { database, producer, _ in
+            try await send([21, 22], with: producer)
+            #expect(try await eventually { try await appliedSequences(database, key: "ada") == [21, 22] })
+            #expect(handler.timeouts == 2)
+        }
+    }
+
+    /// A dead letter the broker will not take for a while (here its broker is down) holds the
+    /// partition until it is kept; the runner, and with it the service, goes on.
+    @Test func aDeadLetterTheBrokerRefusesForAWhileIsSentLaterAndTheRunnerGoesOn() async throws {
+        let (deadLetterBroker, deadLetterKafka) = try await startBroker()
+        defer { deadLetterBroker.stop() }
+        deadLetterBroker.stop()
+        try await withRunner(deadLettersTo: deadLetterKafka) { database, producer, _ in
+            try await send([12, 13, 14], with: producer)
+            #expect(try await eventually { try await appliedSequences(database, key: "ada") == [12] })
+            // Past the dead letter's message timeout (2 s): refused at least once.
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await appliedSequences(database, key: "ada") == [12])
+
+            try await deadLetterBroker.start()
+            try await KafkaTopics.create(Topic.allCases.map(\.rawValue), configuration: deadLetterKafka)
+            #expect(try await eventually(within: .seconds(30)) { try await appliedSequences(database, key: "ada") == [12, 14] })
+            let deadLetters = try KafkaConsumer(
+                configuration: deadLetterKafka, groupID: uniqueName("dead"), topics: [Topic.deadLetter.rawValue], logger: testLogger)
+            let dead = try await withRunning([deadLetters]) { try await receive(1, from: deadLetters, within: .seconds(20))[0] }
+            #expect(try PostlyJSON.decoder().decode(Event.self, from: Data(dead.value)).sequence == 13)
         }
     }
 

@@ -3,6 +3,7 @@ import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import Synchronization
 import TestSupport
 
 /// The service side of the tests: the outbox's tables, plus one the test handler writes.
@@ -22,6 +23,26 @@ struct RecordingHandler: EventHandler {
         if event.sequence == 13 { throw Unlucky() }
         try await connection.execute(
             "INSERT INTO applied (event_id, key, sequence) VALUES (\(event.id), \(event.key), \(event.sequence))")
+    }
+}
+
+/// Records as `RecordingHandler` does, after a statement cancelled by its timeout the first two
+/// times it applies sequence 21: what a database that cannot do it now answers.
+final class TimingOutTwice: EventHandler, Sendable {
+    private let count = Mutex(0)
+
+    var timeouts: Int { count.withLock { $0 } }
+
+    func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        let timesOut = event.sequence == 21 && count.withLock { count in
+            defer { count = min(count + 1, 2) }
+            return count < 2
+        }
+        if timesOut {
+            try await connection.execute("SET LOCAL statement_timeout = '20ms'")
+            try await connection.execute("SELECT pg_sleep(1)")
+        }
+        try await RecordingHandler().apply(event, in: connection)
     }
 }
 

@@ -26,6 +26,27 @@ struct MigrationTests {
         }
     }
 
+    /// The services' statement timeout is for requests and events: a migration that rewrites a
+    /// large table takes what it takes, where an ordinary statement is cancelled.
+    @Test func aMigrationLongerThanTheStatementTimeoutApplies() async throws {
+        let test = try await TestDatabase.create()
+        var configuration = test.configuration
+        configuration.settings["statement_timeout"] = "100"
+        let database = Database(configuration: configuration, logger: Logger(label: "timeout"))
+        let slow = Migrations([Migration(version: 1, name: "slow", sql: "CREATE TABLE t AS SELECT 1 AS n FROM pg_sleep(0.3)")])
+        var applied: [Int] = []
+        do {
+            applied = try await slow.apply(to: database).map(\.version)
+        } catch {
+            Issue.record("the migration failed: \(error)")
+        }
+        let cancelled = await #expect(throws: DatabaseError.self) { try await database.query("SELECT pg_sleep(0.3)") }
+        await database.close()
+        await test.drop()
+        #expect(applied == [1])
+        #expect(cancelled?.isUnavailable == true)
+    }
+
     @Test func eachMigrationIsRecordedWithTheSHA256OfItsText() async throws {
         try await TestDatabase.with { database in
             try await Self.migrations.apply(to: database)

@@ -1,3 +1,4 @@
+import Foundation
 import PostlyPostgres
 import Testing
 import TestSupport
@@ -123,6 +124,54 @@ struct TransactionTests {
                 }
             }
             #expect(error == .serializationFailure)
+        }
+    }
+
+    /// Terminated (an operator, a failover, a restart's fast shutdown) while the transaction
+    /// waited between statements: COMMIT never left, so the transaction is known to be gone and
+    /// may be run again (a write unit does), which "outcome unknown" would have forbidden.
+    @Test func aConnectionLostBeforeCommitIsSentIsAConnectionFailureNotAnUnknownOutcome() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE steps (n int)")
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.transaction { connection in
+                    try await connection.execute("INSERT INTO steps VALUES (1)")
+                    let pid = try await connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
+                    try await database.execute("SELECT pg_terminate_backend(\(pid)::int)")
+                    // Gone, its socket closed with it (the server runs on this machine in the tests).
+                    #expect(try await eventually { kill(pid_t(pid), 0) != 0 })
+                }
+            }
+            guard case .connectionFailed? = error else {
+                Issue.record("expected connectionFailed, got \(String(describing: error))")
+                return
+            }
+            #expect(error?.isTransient == true)
+            #expect(try await database.query("SELECT n FROM steps").isEmpty)
+        }
+    }
+
+    /// A statement cancelled by `statement_timeout` (here a lock it waited for) is the
+    /// database unable to do it now: 503 for a request, a later try for a consumer.
+    @Test func aStatementPastItsTimeoutIsTheDatabaseUnavailable() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE counter (n int)")
+            try await database.execute("INSERT INTO counter VALUES (0)")
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.transaction { holder in
+                    try await holder.execute("UPDATE counter SET n = 1")
+                    try await database.transaction { waiter in
+                        try await waiter.execute("SET LOCAL statement_timeout = '100ms'")
+                        try await waiter.execute("UPDATE counter SET n = 2")
+                    }
+                }
+            }
+            guard case .server(let sqlState, _)? = error else {
+                Issue.record("expected a server error, got \(String(describing: error))")
+                return
+            }
+            #expect(sqlState == "57014")
+            #expect(error?.isUnavailable == true)
         }
     }
 

@@ -100,6 +100,29 @@ import Testing
         }
     }
 
+    /// Statement cancelled (a statement_timeout), an admin's cancel, disk or memory full, the
+    /// server's own I/O: the database cannot do it now, which is 503, not the request's fault.
+    @Test(arguments: ["57014", "57P04", "53100", "53200", "58030"])
+    func aDatabaseThatCannotDoItNowAnswers503(sqlState: String) async throws {
+        try await TestApplication().test { client in
+            try await client.execute(uri: "/api/database-error/\(sqlState)", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.problem?.code == "unavailable")
+            }
+        }
+    }
+
+    /// A statement the server refuses for what it is (a missing table, a value out of range) is ours to fix.
+    @Test(arguments: ["42P01", "22003"])
+    func aStatementTheServerRefusesAnswers500(sqlState: String) async throws {
+        try await TestApplication().test { client in
+            try await client.execute(uri: "/api/database-error/\(sqlState)", method: .get) { response in
+                #expect(response.status == .internalServerError)
+                #expect(!String(buffer: response.body).contains("what the server said"))
+            }
+        }
+    }
+
     @Test func requestIdIsEchoedOrGenerated() async throws {
         try await TestApplication().test { client in
             try await client.execute(uri: "/health/live", method: .get, headers: [.requestID: "abc-123"]) { response in

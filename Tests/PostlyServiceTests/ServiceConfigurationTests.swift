@@ -20,6 +20,15 @@ import Testing
         #expect(!set.description.contains("pw"))
     }
 
+    @Test func aStatementTimeoutOf30SecondsUnlessSetOrTurnedOff() {
+        let timeout = { (environment: [String: String]) in
+            ServiceConfiguration(name: "posts", defaultPort: 8082, environment: Environment(environment)).postgres.settings["statement_timeout"]
+        }
+        #expect(timeout([:]) == "30000")
+        #expect(timeout(["POSTGRES_STATEMENT_TIMEOUT_MS": "500"]) == "500")
+        #expect(timeout(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == nil)
+    }
+
     @Test func emptyAndUnparsableValuesTakeTheDefault() {
         let environment: Environment = ["PORT": "", "LOG_LEVEL": "", "KAFKA_BROKERS": "", "POSTGRES_POOL_SIZE": "many"]
         let configuration = ServiceConfiguration(name: "comments", defaultPort: 8083, environment: environment)

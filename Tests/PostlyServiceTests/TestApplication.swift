@@ -46,6 +46,9 @@ struct TestApplication {
             // What the write unit throws when a deadlock outlasts its retries.
             throw DatabaseError.deadlockDetected
         }
+        router.get("api/database-error/:sqlState") { _, context -> Note in
+            throw DatabaseError.server(sqlState: try context.parameters.require("sqlState"), message: "what the server said")
+        }
         application = Application(router: router, services: [kit.readiness], logger: logger)
     }
 
