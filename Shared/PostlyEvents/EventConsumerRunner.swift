@@ -114,25 +114,37 @@ public final class EventConsumerRunner: Service {
     }
 
     /// Applies `event`, read from `message`, in a transaction of its own: retried while the
-    /// database is unreachable, dead-lettered when the handler fails on it for good.
+    /// database cannot apply it (not this message's fault: the place is kept), dead-lettered
+    /// when the handler fails on it for good.
     private func handle(_ message: KafkaMessage, event: Event) async throws {
+        do {
+            let isNew = try await untilItSucceeds("cannot apply event; retrying", metadata: ["event": "\(event.id)"]) {
+                try await database.transaction { connection in try await apply([event], in: connection) }
+            } retrying: { ($0 as? DatabaseError)?.isUnavailable == true }
+            (isNew[0] ? applied : skipped).increment()
+        } catch let error as DatabaseError where error.isUnavailable {
+            throw error  // stopping
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            try await deadLetter(message, reason: "handler failed on \(event.type.rawValue) \(event.id): \(error)")
+        }
+    }
+
+    /// `attempt`'s result once it succeeds; after each failure that `retrying` lets pass, the
+    /// wait doubles (100 ms, at most 5 s). Any other failure is thrown, and the last one once the
+    /// service stops.
+    private func untilItSucceeds<T>(
+        _ warning: Logger.Message, metadata: Logger.Metadata, _ attempt: () async throws -> T, retrying: (any Error) -> Bool
+    ) async throws -> T {
         var backoff = Duration.milliseconds(100)
         while true {
             do {
-                let isNew = try await database.transaction { connection in try await apply([event], in: connection) }
-                (isNew[0] ? applied : skipped).increment()
-                return
-            } catch let error as DatabaseError where error.isUnavailable {
-                // Not this message's fault: wait for the database, keep the place.
-                guard !Task.isCancelled, !Task.isShuttingDownGracefully else { throw error }
-                logger.warning("cannot apply event; retrying", metadata: ["event": "\(event.id)", "error": "\(error)"])
+                return try await attempt()
+            } catch where retrying(error) && !Task.isCancelled && !Task.isShuttingDownGracefully {
+                logger.warning(warning, metadata: metadata.merging(["error": "\(error)"]) { $1 })
                 await sleepUnlessShuttingDown(for: backoff)
                 backoff = min(backoff * 2, .seconds(5))
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                try await deadLetter(message, reason: "handler failed on \(event.type.rawValue) \(event.id): \(error)")
-                return
             }
         }
     }
@@ -224,26 +236,14 @@ public final class EventConsumerRunner: Service {
         logger.error(
             "dead-lettering a message",
             metadata: ["topic": "\(message.topic)", "partition": "\(message.partition)", "offset": "\(message.offset)", "reason": "\(reason)"])
+        let source = "\(message.topic)/\(message.partition)/\(message.offset)"
         let letter = KafkaOutgoingMessage(
             topic: Topic.deadLetter.rawValue, key: message.key, value: message.value,
-            headers: [
-                KafkaHeader(name: "reason", value: reason),
-                KafkaHeader(name: "consumer", value: name),
-                KafkaHeader(name: "source", value: "\(message.topic)/\(message.partition)/\(message.offset)"),
-            ])
-        var backoff = Duration.milliseconds(100)
-        while true {
-            do {
-                _ = try await deadLetters.send(letter)
-                deadLettered.increment()
-                return
-            } catch {
-                guard !Task.isCancelled, !Task.isShuttingDownGracefully else { throw error }
-                logger.warning("cannot send a dead letter; retrying", metadata: ["source": "\(message.topic)/\(message.partition)/\(message.offset)", "error": "\(error)"])
-                await sleepUnlessShuttingDown(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
-            }
-        }
+            headers: [KafkaHeader(name: "reason", value: reason), KafkaHeader(name: "consumer", value: name), KafkaHeader(name: "source", value: source)])
+        _ = try await untilItSucceeds("cannot send a dead letter; retrying", metadata: ["source": "\(source)"]) {
+            try await deadLetters.send(letter)
+        } retrying: { _ in true }
+        deadLettered.increment()
     }
 
     private let decoder = PostlyJSON.decoder()
