@@ -69,10 +69,8 @@ public struct WriteUnit: Service {
 
     /// Runs `change` in one transaction, again after a transient error; returns its value.
     public func write<T: Sendable>(_ change: (WriteTransaction) async throws -> T) async throws -> T {
-        try await retryingTransient {
-            try await database.transaction { connection in
-                try await change(WriteTransaction(connection: connection, producer: producer, now: clock()))
-            }
+        try await database.retryingTransaction(attempts: maximumAttempts) { connection in
+            try await change(WriteTransaction(connection: connection, producer: producer, now: clock()))
         }
     }
 
@@ -83,35 +81,33 @@ public struct WriteUnit: Service {
     /// `.inProgress` when the first request with the key is still running after a short wait.
     public func write(idempotency key: IdempotencyKey?, _ change: (WriteTransaction) async throws -> StoredAnswer) async throws -> StoredAnswer {
         guard let key else { return try await write(change) }
-        return try await retryingTransient {
-            try await database.transaction { connection in
-                // Held to the commit. A concurrent retry waits a moment for the first to finish and
-                // then replays its answer; when the first takes longer, the retry answers 409.
-                do {
-                    try await connection.execute(
-                        """
-                        SELECT set_config('lock_timeout', \(String(Self.idempotencyWait.milliseconds)), true),
-                               pg_advisory_xact_lock(hashtextextended(\(key.userId + "\n" + key.key), 0))
-                        """)
-                } catch DatabaseError.lockNotAvailable {
-                    throw IdempotencyError.inProgress
-                }
-                try await connection.execute("SELECT set_config('lock_timeout', '0', true)")
-                let now = clock()
-                if let stored = try await Self.storedAnswer(for: key, now: now, in: connection) { return stored }
-                let answer = try await change(WriteTransaction(connection: connection, producer: producer, now: now))
-                // An expired answer of the same key (not purged yet) is replaced.
-                try await connection.executeLater(
+        return try await database.retryingTransaction(attempts: maximumAttempts) { connection in
+            // Held to the commit. A concurrent retry waits a moment for the first to finish and
+            // then replays its answer; when the first takes longer, the retry answers 409.
+            do {
+                try await connection.execute(
                     """
-                    INSERT INTO idempotency_answers (user_id, key, fingerprint, status, headers, body, created_at)
-                    VALUES (\(key.userId), \(key.key), sha256(\(key.fingerprint)), \(answer.status), \(try answer.encodedHeaders()),
-                            \(answer.body), \(now))
-                    ON CONFLICT (user_id, key) DO UPDATE
-                    SET fingerprint = EXCLUDED.fingerprint, status = EXCLUDED.status, headers = EXCLUDED.headers,
-                        body = EXCLUDED.body, created_at = EXCLUDED.created_at
+                    SELECT set_config('lock_timeout', \(String(Self.idempotencyWait.milliseconds)), true),
+                           pg_advisory_xact_lock(hashtextextended(\(key.userId + "\n" + key.key), 0))
                     """)
-                return answer
+            } catch DatabaseError.lockNotAvailable {
+                throw IdempotencyError.inProgress
             }
+            try await connection.execute("SELECT set_config('lock_timeout', '0', true)")
+            let now = clock()
+            if let stored = try await Self.storedAnswer(for: key, now: now, in: connection) { return stored }
+            let answer = try await change(WriteTransaction(connection: connection, producer: producer, now: now))
+            // An expired answer of the same key (not purged yet) is replaced.
+            try await connection.executeLater(
+                """
+                INSERT INTO idempotency_answers (user_id, key, fingerprint, status, headers, body, created_at)
+                VALUES (\(key.userId), \(key.key), sha256(\(key.fingerprint)), \(answer.status), \(try answer.encodedHeaders()),
+                        \(answer.body), \(now))
+                ON CONFLICT (user_id, key) DO UPDATE
+                SET fingerprint = EXCLUDED.fingerprint, status = EXCLUDED.status, headers = EXCLUDED.headers,
+                    body = EXCLUDED.body, created_at = EXCLUDED.created_at
+                """)
+            return answer
         }
     }
 
@@ -157,21 +153,6 @@ public struct WriteUnit: Service {
                 logger.warning("cannot purge expired idempotency keys", metadata: ["error": "\(error)"])
             }
             await sleepUnlessShuttingDown(for: .seconds(600))
-        }
-    }
-
-    /// Runs `transaction` again after a transient database error, with a short randomized
-    /// pause so that two transactions that deadlocked do not collide again.
-    private func retryingTransient<T: Sendable>(_ transaction: () async throws -> T) async throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try await transaction()
-            } catch let error as DatabaseError where error.isTransient && attempt < maximumAttempts {
-                logger.debug("transient database error; running the transaction again", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
-                try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
-                attempt += 1
-            }
         }
     }
 }

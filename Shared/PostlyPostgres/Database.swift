@@ -89,6 +89,27 @@ public final class Database: Service, Sendable {
         }
     }
 
+    /// `transaction`, run again after a transient error (`DatabaseError.isTransient`: a
+    /// deadlock, a serialization failure, a connection lost before the commit went out), up
+    /// to `attempts` runs in all, each after a short randomized pause so that two
+    /// transactions that deadlocked do not collide again; then the error is thrown. `body`
+    /// must change nothing but the database: it may run more than once.
+    public func retryingTransaction<T: Sendable>(
+        isolation: IsolationLevel = .readCommitted, attempts: Int = 4,
+        _ body: (DatabaseConnection) async throws -> T
+    ) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await transaction(isolation: isolation, body)
+            } catch let error as DatabaseError where error.isTransient && attempt < attempts {
+                logger.debug("transient database error; running the transaction again", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
+                attempt += 1
+            }
+        }
+    }
+
     /// Lends one connection to `body`, for several statements on the same session.
     public func withConnection<T: Sendable>(_ body: (DatabaseConnection) async throws -> T) async throws -> T {
         let connection = try await lease()

@@ -30,17 +30,24 @@ struct PostgresNotificationRepository: NotificationRepository {
         )
     }
 
+    // The writes below run in retried transactions: marking read can deadlock with the
+    // consumer's removals, and a ticket's DELETE must not be lost with its connection.
+
     func markRead(ids: [String], recipientId: String) async throws -> Int {
-        try await database.execute(
-            """
-            UPDATE notifications SET read_at = now()
-            WHERE id = ANY(\(ids)) AND recipient_id = \(recipientId) AND read_at IS NULL AND NOT removed
-            """)
+        try await database.retryingTransaction { connection in
+            try await connection.execute(
+                """
+                UPDATE notifications SET read_at = now()
+                WHERE id = ANY(\(ids)) AND recipient_id = \(recipientId) AND read_at IS NULL AND NOT removed
+                """)
+        }
     }
 
     func markAllRead(recipientId: String) async throws -> Int {
-        try await database.execute(
-            "UPDATE notifications SET read_at = now() WHERE recipient_id = \(recipientId) AND read_at IS NULL AND NOT removed")
+        try await database.retryingTransaction { connection in
+            try await connection.execute(
+                "UPDATE notifications SET read_at = now() WHERE recipient_id = \(recipientId) AND read_at IS NULL AND NOT removed")
+        }
     }
 
     func notification(at position: Int64, recipientId: String) async throws -> StoredNotification? {
@@ -69,7 +76,7 @@ struct PostgresNotificationRepository: NotificationRepository {
 
     func storeTicket(_ ticket: String, for holder: TicketHolder, lifetime: Duration) async throws {
         let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
-        try await database.transaction { connection in
+        try await database.retryingTransaction { connection in
             // Spent or not, an expired ticket is of no use to anyone.
             try await connection.execute("DELETE FROM stream_tickets WHERE expires_at < now()")
             try await connection.execute(
@@ -82,11 +89,13 @@ struct PostgresNotificationRepository: NotificationRepository {
     }
 
     func redeemTicket(_ ticket: String) async throws -> TicketHolder? {
-        let rows = try await database.query(
-            """
-            DELETE FROM stream_tickets WHERE hash = sha256(\(Array(ticket.utf8)))
-            RETURNING user_id, session_id, COALESCE(access_expires_at, expires_at) AS access_expires_at, expires_at > now() AS valid
-            """)
+        let rows = try await database.retryingTransaction { connection in
+            try await connection.query(
+                """
+                DELETE FROM stream_tickets WHERE hash = sha256(\(Array(ticket.utf8)))
+                RETURNING user_id, session_id, COALESCE(access_expires_at, expires_at) AS access_expires_at, expires_at > now() AS valid
+                """)
+        }
         guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }
         return TicketHolder(
             userId: try row.decode("user_id"), sessionId: try row.decode("session_id"), expiresAt: try row.decode("access_expires_at"))
