@@ -234,6 +234,36 @@ import TestSupport
         }
     }
 
+    /// Waiting requests cost the database one look every half second for all of them, not
+    /// two a second each: forty of them for three seconds take a handful of transactions (240
+    /// when each looked for itself); another instance's write still wakes them all.
+    @Test func waitingRequestsShareOneLookAtTheDatabase() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            let start = try await Self.page(api, since: "now")
+            let waiting = Task {
+                try await withThrowingTaskGroup(of: Page.self) { group in
+                    for _ in 0..<40 { group.addTask { try await Self.page(api, since: start.next, query: "&wait=10") } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            let commits: SQL = "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+            try await Task.sleep(for: .seconds(1))
+            let before = try await api.database.query(commits)[0].decode("xact_commit", as: Int64.self)
+            try await Task.sleep(for: .seconds(3))
+            let after = try await api.database.query(commits)[0].decode("xact_commit", as: Int64.self)
+            #expect(after - before < 40, "\(after - before) transactions while 40 requests waited")
+
+            // Written behind the service's back, as another instance writes: no bell rings here.
+            try await api.database.execute("UPDATE posts SET title = 'Elsewhere', version = version + 1 WHERE id = \(post.id)")
+            try await api.database.transaction { try await ChangeLog.post(post.id, authorId: ada.id, status: .published, in: $0) }
+            let pages = try await waiting.value
+            #expect(pages.count == 40)
+            #expect(pages.allSatisfy { $0.changes.map(\.id).contains(post.id) })
+        }
+    }
+
     /// A transaction that began before others and commits after them holds the feed back
     /// until it commits; then its change comes too, not skipped behind a later cursor.
     @Test func aTransactionHeldOpenDelaysTheFeedWithoutLosingAChange() async throws {

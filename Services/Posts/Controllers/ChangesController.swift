@@ -18,10 +18,8 @@ extension ChangeFeedError: APIErrorConvertible {
 /// optional: a reader sees its own drafts and scheduled posts too.
 struct ChangesController: Sendable {
     let feed: ChangeFeed
-    /// Rung by this instance's commits that record a change; other instances' are seen by
-    /// looking again every `pollInterval`.
+    /// Rings when a change may be there to read (`ChangeWatch`).
     let bell: CommitBell
-    static let pollInterval = Duration.milliseconds(500)
 
     func addRoutes(to router: Router<PostlyRequestContext>) {
         router.get("api/changes", use: changes)
@@ -52,11 +50,10 @@ struct ChangesController: Sendable {
                 let rings = bell.rings
                 page = try await feed.page(after: cursor, viewer: viewer, limit: limit)
                 guard page.changes.isEmpty, ContinuousClock.now < deadline, !Task.isShuttingDownGracefully else { break }
-                // Nothing new: wait for this instance's next commit, or look again soon; a
-                // shutdown answers at once.
+                // Nothing new: wait for news, or the deadline; a shutdown answers at once.
                 cursor = ChangeCursor(token: page.next)
                 await cancelWhenGracefulShutdown {
-                    await bell.wait(after: rings, atMost: min(Self.pollInterval, ContinuousClock.now.duration(to: deadline)))
+                    await bell.wait(after: rings, atMost: ContinuousClock.now.duration(to: deadline))
                 }
             }
         }
