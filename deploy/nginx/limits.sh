@@ -7,7 +7,8 @@
 #
 #   POSTLY_GATEWAY_SIGNIN_PER_MINUTE  30  register and sign-in requests per address and minute
 #   POSTLY_GATEWAY_SIGNIN_BURST       10  more of them allowed at once before 429
-#   POSTLY_GATEWAY_STREAMS_PER_ADDRESS 20 notification streams open at once per address
+#   POSTLY_GATEWAY_STREAMS_PER_ADDRESS 20 requests held open at once per address: notification
+#                                        streams and change-feed requests that wait (wait > 0)
 set -eu
 dir=${1:-/etc/nginx}
 
@@ -29,7 +30,13 @@ signin_retry=$(( (60 + signin_rate - 1) / signin_rate ))
 cat >"$dir/postly-limits.conf" <<CONF
 # Written by deploy/nginx/limits.sh from POSTLY_GATEWAY_*; included at the http level.
 limit_req_zone \$binary_remote_addr zone=postly_signin:10m rate=${signin_rate}r/m;
-limit_conn_zone \$binary_remote_addr zone=postly_streams:10m;
+# Held requests count by address; a change-feed request that does not wait is not held (an
+# empty key is not counted).
+map "\$uri:\$arg_wait" \$postly_held_by {
+    "~^/api/changes:0*\$" "";
+    default \$binary_remote_addr;
+}
+limit_conn_zone \$postly_held_by zone=postly_streams:10m;
 CONF
 cat >"$dir/postly-limits-signin.conf" <<CONF
 # Written by deploy/nginx/limits.sh: register and sign-in, per client address.
@@ -37,7 +44,8 @@ limit_req zone=postly_signin burst=$signin_burst nodelay;
 set \$postly_retry_after $signin_retry;
 CONF
 cat >"$dir/postly-limits-streams.conf" <<CONF
-# Written by deploy/nginx/limits.sh: open notification streams, per client address.
+# Written by deploy/nginx/limits.sh: requests held open (notification streams, change-feed
+# long polls), per client address.
 limit_conn postly_streams $streams;
 set \$postly_retry_after 10;
 CONF

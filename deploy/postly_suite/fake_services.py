@@ -4,11 +4,12 @@ of its own (the gateway must hide it), and WebFinger `Access-Control-Allow-Origi
 service does. A path ending in fail-503 answers the service's own 503;
 .../stream sends server-sent events slowly; .../close-connection, and any request whose
 X-Check-Close-Port header names the fake's own port, closes the connection without answering;
-.../slow-answer answers after 4 s.
+.../slow-answer answers after 4 s; a change-feed request that waits (wait > 0), after 3 s.
 
     python3 -m postly_suite.fake_services NAME=PORT...   (serves until stopped)
 """
 import json
+import re
 import sys
 import threading
 import time
@@ -45,6 +46,8 @@ def handler_for(name):
                 return
             if self.path.endswith("/slow-answer"):
                 time.sleep(4)
+            if re.match(r"/api/changes\?(.*&)?wait=0*[1-9]", self.path):
+                time.sleep(3)
             status = 503 if "fail-503" in self.path else 200
             body = json.dumps({"service": name, "method": self.command, "path": self.path, "host": self.headers.get("Host"),
                                "requestId": self.headers.get("X-Request-ID"),
