@@ -20,10 +20,13 @@ struct FederationTestService: Sendable {
     let harness: ServiceTestHarness
     let urls = FederationURLs(permalink: Permalink(baseURL: Self.base))
 
-    static func run(_ body: @escaping @Sendable (FederationTestService) async throws -> Void) async throws {
+    static func run(
+        allowPrivateNetworks: Bool = true, _ body: @escaping @Sendable (FederationTestService) async throws -> Void
+    ) async throws {
         try await ServiceTestHarness.run { setup in
             var configuration = FederationConfiguration(environment: [
-                "PUBLIC_BASE_URL": base, "FEDERATION_ALLOW_PRIVATE_NETWORKS": "1", "FEDERATION_RETRY_BASE_MS": "100", "FEDERATION_POLL_MS": "50",
+                "PUBLIC_BASE_URL": base, "FEDERATION_ALLOW_PRIVATE_NETWORKS": allowPrivateNetworks ? "1" : "0",
+                "FEDERATION_RETRY_BASE_MS": "100", "FEDERATION_POLL_MS": "50",
             ])
             configuration.service.postgres = setup.postgres
             configuration.service.kafka = setup.kafka

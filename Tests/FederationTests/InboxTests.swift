@@ -118,6 +118,28 @@ import TestSupport
         }
     }
 
+    /// A key id on a name that resolves to a private address here and one on a name that does
+    /// not resolve get the same refusal, naming neither: the inbox tells no one which of our
+    /// internal names exist.
+    @Test func aRefusedKeyHostSaysNothingOfOurNetwork() async throws {
+        try await FederationTestService.run(allowPrivateNetworks: false) { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let follow = peer.follow(service.urls.actor(ada.userId))
+                var details: [String] = []
+                for keyId in ["http://localhost/actor#main-key", "http://no-such-host.invalid/actor#main-key"] {
+                    let answer = try await service.post(follow, to: "/ap/inbox", signedBy: peer, keyId: keyId)
+                    #expect(answer.status == .unauthorized, "\(answer.text)")
+                    let detail = try #require(answer.json["detail"] as? String)
+                    #expect(!detail.contains("localhost") && !detail.contains("no-such-host") && !detail.contains("resolve"), "\(detail)")
+                    details.append(detail)
+                }
+                #expect(details[0] == details[1])
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+
     @Test func aKeyThatAnotherActorDoesNotPublishIsRefused() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

@@ -85,4 +85,14 @@ enum OutboundError: Error, Equatable, CustomStringConvertible {
         case .privateAddress(let host): "\(host) resolves to a loopback or private address"
         }
     }
+
+    /// What a peer is told (the logs keep `description`): whether a name resolves here, and to
+    /// what kind of address, is none of its business; an inbox that said so would map our
+    /// internal names for anyone who asks.
+    var peerDescription: String {
+        switch self {
+        case .invalidURL: description
+        case .unresolvable, .privateAddress: "its host is not a public address this server reaches"
+        }
+    }
 }

@@ -38,7 +38,7 @@ struct RemoteActors: Sendable {
             if let stored, !refresh { return stored.actor }
             switch error {
             case let error as RemoteActorError: throw SignatureError.keyUnavailable(error.description)
-            case let error as OutboundError: throw SignatureError.keyUnavailable(error.description)
+            case let error as OutboundError: throw SignatureError.keyUnavailable(error.peerDescription)
             default: throw SignatureError.keyUnavailable("its server did not answer")
             }
         }
@@ -73,7 +73,7 @@ struct RemoteActors: Sendable {
         guard URLParts(owner)?.authority == URLParts(keyId)?.authority else { throw RemoteActorError.elsewhere }
         let actor = RemoteActor(
             id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: actorDocument["endpoints"]?["sharedInbox"]?.string)
-        try await database.transaction { connection in
+        try await database.retryingTransaction { connection in
             // The key is the actor's that publishes it now: an actor that had it before (the
             // peer renamed it) keeps it no longer.
             try await connection.execute("DELETE FROM remote_actors WHERE key_id = \(actor.keyId) AND id <> \(actor.id)")
