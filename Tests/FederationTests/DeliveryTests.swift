@@ -102,6 +102,32 @@ import TestSupport
         }
     }
 
+    /// An inbox that took the activity is not blamed for our database: when the delivery
+    /// cannot be recorded as done, it waits out its lease, and its host's run of failures does
+    /// not grow (it went on to a pause before, and the activity was sent again at once).
+    @Test func aDatabaseErrorAfterADeliveryIsNotHeldAgainstTheHost() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                #expect(try await eventually(seconds: 5) { try await service.count("SELECT count(*) FROM deliveries") == 0 ? true : nil } == true)
+                // A database that cannot write now (SQLSTATE 53100, disk full) fails every removal.
+                try await service.harness.database.execute(
+                    """
+                    CREATE FUNCTION refuse_removal() RETURNS trigger LANGUAGE plpgsql
+                    AS $$ BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = '53100'; END $$
+                    """)
+                try await service.harness.database.execute(
+                    "CREATE TRIGGER refuse_removal BEFORE DELETE ON deliveries FOR EACH ROW EXECUTE FUNCTION refuse_removal()")
+                try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
+                _ = try await eventually(seconds: 5) { peer.activities("Create").first }
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(peer.activities("Create").count == 1)
+                #expect(try await service.count("SELECT count(*) FROM inbox_hosts WHERE consecutive_failures > 0") == 0)
+                #expect(try await service.count("SELECT count(*) FROM deliveries WHERE NOT dead AND last_error IS NULL") == 1)
+            }
+        }
+    }
+
     @Test func aGoneInboxIsNotRetriedAndItsFollowersAreDropped() async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in

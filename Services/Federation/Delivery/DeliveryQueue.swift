@@ -92,7 +92,7 @@ struct DeliveryQueue: Sendable {
 
     /// Delivered: the row goes, and its host's run of failures ends.
     func delivered(_ delivery: Delivery) async throws {
-        try await database.transaction { connection in
+        try await database.retryingTransaction { connection in
             try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id)")
             try await connection.execute("UPDATE inbox_hosts SET consecutive_failures = 0, paused_until = NULL WHERE host = \(delivery.host)")
         }
@@ -104,7 +104,7 @@ struct DeliveryQueue: Sendable {
     func failed(
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
     ) async throws {
-        try await database.transaction { connection in
+        try await database.retryingTransaction { connection in
             try await connection.execute(
                 """
                 UPDATE deliveries SET last_status = \(status), last_error = \(error),

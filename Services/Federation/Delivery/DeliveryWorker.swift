@@ -95,6 +95,13 @@ final class DeliveryWorker: Service {
             retryAfter = RetryPolicy.retryAfter(response.header("Retry-After"), now: Date())
             permanent = RetryPolicy.isPermanent(status: response.status)
             reason = "answered \(response.status)"
+        } catch let error as DatabaseError {
+            // Ours, not the inbox's: nothing is held against its host, and the delivery comes
+            // back after its lease (sent again if the inbox took it: peers ignore a repeated id).
+            logger.warning(
+                "cannot read or record a delivery; it comes back after its lease",
+                metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "error": "\(error)"])
+            return
         } catch let refused as OutboundError {
             reason = refused.description
             permanent = true
