@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import PostlyModels
+import PostlyPostgres
 import PostsService
 import Synchronization
 import Testing
@@ -92,6 +93,36 @@ import TestSupport
             #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=maybe").status == .badRequest)
             #expect(try await api.request(.get, "/api/posts/\(post.id)").post().views == 1)
             #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 1)
+        }
+    }
+
+    /// A flush whose connection is lost (here while it waits for a row another transaction
+    /// holds) runs again at once: the last flush, at shutdown, has no next one to keep its
+    /// views for.
+    @Test func aFlushThatLosesItsConnectionRunsAgain() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            // A pool of its own: the harness's two connections hold the row and end the flush's.
+            let pool = Database(configuration: api.database.configuration, logger: testLogger)
+            let counter = ViewCounter(repository: PostgresPostRepository(database: pool), interval: .seconds(3600), logger: testLogger)
+            for _ in 0..<5 { counter.record(post.id) }
+            let flushing = try await api.database.transaction { holder in
+                _ = try await holder.query("SELECT id FROM posts WHERE id = \(post.id) FOR UPDATE")
+                let flushing = Task { await counter.flush() }
+                let waiting = """
+                    SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET views%'
+                    """
+                #expect(try await eventually { try await !api.database.query("\(unescaped: waiting)").isEmpty })
+                let ended = try await api.database.query("SELECT pg_terminate_backend(pid) AS ended FROM (\(unescaped: waiting)) AS w")
+                #expect(try ended.map { try $0.decode("ended", as: Bool.self) } == [true])
+                return flushing
+            }
+            await flushing.value
+            #expect(counter.unwritten(post.id) == 0)
+            #expect(try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 5)
+            await pool.close()
         }
     }
 

@@ -299,14 +299,19 @@ public struct PostgresPostRepository: PostRepository {
     /// costs a read.
     public func addViews(_ views: [String: Int]) async throws {
         guard !views.isEmpty else { return }
-        let ids = Array(views.keys)
+        // In id order, so that two instances' flushes of the same posts lock them in the same
+        // order and never deadlock; in a transaction, so that a lost connection means nothing
+        // was written and the flush may run again (the last one, at shutdown, has no next).
+        let ids = views.keys.sorted()
         let counts = ids.map { views[$0, default: 0] }
-        let rows = try await database.query(
-            """
-            UPDATE posts SET views = posts.views + v.count
-            FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
-            RETURNING posts.id, posts.views
-            """)
+        let rows = try await database.retryingTransaction { connection in
+            try await connection.query(
+                """
+                UPDATE posts SET views = posts.views + v.count
+                FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
+                RETURNING posts.id, posts.views
+                """)
+        }
         model.viewsWritten(Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("id", as: String.self), try $0.decode("views", as: Int.self)) }))
     }
 
