@@ -137,14 +137,13 @@ public final class EventConsumerRunner: Service {
     private func untilItSucceeds<T>(
         _ warning: Logger.Message, metadata: Logger.Metadata, _ attempt: () async throws -> T, retrying: (any Error) -> Bool
     ) async throws -> T {
-        var backoff = Duration.milliseconds(100)
+        var backoff = Backoff()
         while true {
             do {
                 return try await attempt()
             } catch where retrying(error) && !Task.isCancelled && !Task.isShuttingDownGracefully {
                 logger.warning(warning, metadata: metadata.merging(["error": "\(error)"]) { $1 })
-                await sleepUnlessShuttingDown(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                await backoff.pause()
             }
         }
     }

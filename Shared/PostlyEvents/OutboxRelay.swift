@@ -57,7 +57,7 @@ public final class OutboxRelay: Service {
                     try? await Task.sleep(for: self.configuration.pollInterval)
                 }
             }
-            var backoff = Duration.milliseconds(100)
+            var backoff = Backoff(maximum: configuration.maximumBackoff)
             var lastPurge = ContinuousClock.now
             for await _ in wakeUps.cancelOnGracefulShutdown() {
                 do {
@@ -66,16 +66,15 @@ public final class OutboxRelay: Service {
                     try await cancelWhenGracefulShutdown {
                         while try await self.publishPending() == self.configuration.batchSize {}
                     }
-                    backoff = .milliseconds(100)
+                    backoff.reset()
                     if lastPurge.duration(to: .now) > .seconds(600) {
                         try await purgeSent()
                         lastPurge = .now
                     }
                 } catch {
                     if Task.isShuttingDownGracefully { break }
-                    logger.warning("outbox relay cannot publish; retrying", metadata: ["error": "\(error)", "backoff": "\(backoff)"])
-                    await sleepUnlessShuttingDown(for: backoff)
-                    backoff = min(backoff * 2, configuration.maximumBackoff)
+                    logger.warning("outbox relay cannot publish; retrying", metadata: ["error": "\(error)", "backoff": "\(backoff.current)"])
+                    await backoff.pause()
                     wake.yield()
                 }
             }

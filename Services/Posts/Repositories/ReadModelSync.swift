@@ -50,14 +50,13 @@ final class ReadModelSync: Service, Sendable {
     }
 
     private func send() async {
-        var backoff = Duration.milliseconds(50)
+        var backoff = Backoff(first: .milliseconds(50), maximum: .seconds(1))
         for await _ in model.outgoing.doorbell().cancelOnGracefulShutdown() {
             while !(await sendPending()) {
-                await sleepUnlessShuttingDown(for: backoff)
-                backoff = min(backoff * 2, .seconds(1))
+                await backoff.pause()
                 if Task.isShuttingDownGracefully || Task.isCancelled { break }
             }
-            backoff = .milliseconds(50)
+            backoff.reset()
         }
         // What the view counter's last flush and the consumers' last events changed.
         _ = await sendPending()

@@ -33,7 +33,7 @@ struct IndexFollower: Service {
         var generation: Int64?
         var lastLook = ContinuousClock.now
         var lastPruning = ContinuousClock.now
-        var backoff = Duration.milliseconds(100)
+        var backoff = Backoff()
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             var more = false
             do {
@@ -50,7 +50,7 @@ struct IndexFollower: Service {
                     generation = try await load(rows)
                 }
                 lastLook = .now
-                backoff = .milliseconds(100)
+                backoff.reset()
                 if ContinuousClock.now - lastPruning > ChangeLog.kept / 6 {
                     try await ChangeLog.prune(database)
                     lastPruning = .now
@@ -58,8 +58,7 @@ struct IndexFollower: Service {
             } catch {
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
                 logger.warning("cannot read the index's changes; retrying", metadata: ["error": "\(error)"])
-                await sleepUnlessShuttingDown(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                await backoff.pause()
             }
             // A backlog is read on without waiting.
             if !more { await cancelWhenGracefulShutdown { await doorbell.wait(upTo: interval) } }
