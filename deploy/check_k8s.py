@@ -230,6 +230,14 @@ def main():
             check(f"{overlay}: {name} gets the environment docker-compose gives it", environment <= names, sorted(environment - names))
             database = next((e.get("value") for e in container.get("env", []) if e["name"] == "POSTGRES_DATABASE"), None)
             check(f"{overlay}: {name} uses its own database", database == f"postly_{name}", database)
+            credentials = {e["name"]: e.get("valueFrom", {}).get("secretKeyRef", {}).get("name") for e in container.get("env", [])
+                           if e["name"] in ("POSTGRES_USER", "POSTGRES_PASSWORD")}
+            owner = next((d["spec"].get("owner") for d in by_kind.get("Database", {}).values() if d["spec"]["name"] == f"postly_{name}"), None)
+            roles = {r["name"]: r for r in by_kind.get("Cluster", {}).get("postly-db", {}).get("spec", {}).get("managed", {}).get("roles", [])}
+            role = roles.get(f"postly_{name}", {})
+            check(f"{overlay}: {name} signs in to PostgreSQL as its own role, its database's owner, and no other service's",
+                  set(credentials.values()) == {f"postly-db-{name}"} and len(credentials) == 2 and owner == f"postly_{name}"
+                  and role.get("login") and role.get("passwordSecret", {}).get("name") == f"postly-db-{name}", (credentials, owner, role))
             ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
             target = service["spec"]["ports"][0]["targetPort"]
             check(f"{overlay}: {name} listens on 8080, where its Service sends",

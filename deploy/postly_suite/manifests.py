@@ -29,8 +29,9 @@ def pods(overlay, services, operator_settings, operator_secrets, addresses):
     sources = {("ConfigMap", d["metadata"]["name"]): d.get("data", {}) for d in documents if d["kind"] == "ConfigMap"}
     sources[("ConfigMap", "postly-settings")] = operator_settings
     sources[("Secret", "postly-secrets")] = operator_secrets
-    # CloudNativePG's application user, which it writes into postly-db-app: here the local superuser.
-    sources[("Secret", "postly-db-app")] = {"username": "postgres", "password": ""}
+    # Each service's database role, whose Secret postly-db-<service> the operator makes: here the local superuser.
+    for name in services:
+        sources[("Secret", f"postly-db-{name}")] = {"username": "postgres", "password": ""}
     deployments = {d["metadata"]["name"]: d for d in documents if d["kind"] == "Deployment"}
     return {name: [environment(deployments[name], number, sources, addresses) for number in range(1, deployments[name]["spec"].get("replicas", 1) + 1)]
             for name in services}
