@@ -235,8 +235,10 @@ import TestSupport
     }
 
     /// Waiting requests cost the database one look every half second for all of them, not
-    /// two a second each: forty of them for three seconds take a handful of transactions (240
-    /// when each looked for itself); another instance's write still wakes them all.
+    /// two a second each: while forty of them wait three seconds, the database counts fewer
+    /// than 120 transactions, the service's own loops and the statistics' lag included (12
+    /// here, 42 on a fresh machine; 286 when each looked for itself). Another instance's write
+    /// still wakes them all.
     @Test func waitingRequestsShareOneLookAtTheDatabase() async throws {
         try await withPostsService { api in
             let ada = try await api.user()
@@ -253,7 +255,7 @@ import TestSupport
             let before = try await api.database.query(commits)[0].decode("xact_commit", as: Int64.self)
             try await Task.sleep(for: .seconds(3))
             let after = try await api.database.query(commits)[0].decode("xact_commit", as: Int64.self)
-            #expect(after - before < 40, "\(after - before) transactions while 40 requests waited")
+            #expect(after - before < 120, "\(after - before) transactions while 40 requests waited")
 
             // Written behind the service's back, as another instance writes: no bell rings here.
             try await api.database.execute("UPDATE posts SET title = 'Elsewhere', version = version + 1 WHERE id = \(post.id)")
