@@ -89,13 +89,7 @@ import TestSupport
             let marking = try await service.database.transaction { holder in
                 _ = try await holder.query("SELECT id FROM notifications WHERE id = ANY(\(ids)) FOR UPDATE")
                 let marking = Task { try await service.markRead(#"{"all": true}"#, as: author) }
-                let waiting = """
-                    SELECT pid FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET read_at%'
-                    """
-                #expect(try await eventually { try await !service.database.query("\(unescaped: waiting)").isEmpty })
-                let ended = try await service.database.query("SELECT pg_terminate_backend(pid) AS ended FROM (\(unescaped: waiting)) AS w")
-                #expect(try ended.map { try $0.decode("ended", as: Bool.self) } == [true])
+                #expect(try await service.database.endBackend(waitingForALockIn: "SET read_at") == 1)
                 return marking
             }
             let response = try await marking.value

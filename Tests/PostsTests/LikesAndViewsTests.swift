@@ -110,13 +110,7 @@ import TestSupport
             let flushing = try await api.database.transaction { holder in
                 _ = try await holder.query("SELECT id FROM posts WHERE id = \(post.id) FOR UPDATE")
                 let flushing = Task { await counter.flush() }
-                let waiting = """
-                    SELECT pid FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%SET views%'
-                    """
-                #expect(try await eventually { try await !api.database.query("\(unescaped: waiting)").isEmpty })
-                let ended = try await api.database.query("SELECT pg_terminate_backend(pid) AS ended FROM (\(unescaped: waiting)) AS w")
-                #expect(try ended.map { try $0.decode("ended", as: Bool.self) } == [true])
+                #expect(try await api.database.endBackend(waitingForALockIn: "SET views") == 1)
                 return flushing
             }
             await flushing.value
