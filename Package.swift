@@ -127,9 +127,9 @@ let package = Package(
             path: "Tools/Import", exclude: ["main"]),
         .executableTarget(
             name: "postly-import",
-            dependencies: ["PostlyImport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["PostlyImport", "PostlyModels", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/Import/main"),
-        .testTarget(name: "PostlyImportTests", dependencies: ["PostlyImport"]),
+        .testTarget(name: "PostlyImportTests", dependencies: ["PostlyImport", "PostlyModels"]),
     ] + services.flatMap(serviceTargets)
 )
 

@@ -1,4 +1,5 @@
 import Foundation
+import PostlyModels
 import PostlyService
 
 /// The images service's environment, read here and nowhere else.
@@ -8,7 +9,7 @@ public struct ImagesConfiguration: Sendable {
     public var service: ServiceConfiguration
     /// `PEXELS_API_KEY`: sent upstream as the bare `Authorization` value; none configured
     /// answers from the cache or 503. Never logged, never answered.
-    public var apiKey: String?
+    public var apiKey: Secret?
     /// `PEXELS_BASE_URL` (default `https://api.pexels.com`), without a trailing slash.
     public var upstreamURL: String
     /// `PEXELS_TIMEOUT_MS` (default 3000): how long one upstream call may take in all.
@@ -28,8 +29,7 @@ public struct ImagesConfiguration: Sendable {
     public init(environment: Environment = Environment()) {
         let positive = 1...Int.max
         service = ServiceConfiguration(name: "images", defaultPort: 8085, environment: environment)
-        apiKey = environment.string("PEXELS_API_KEY")?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if apiKey?.isEmpty == true { apiKey = nil }
+        apiKey = environment.string("PEXELS_API_KEY").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : Secret($0) }
         var upstreamURL = environment.string("PEXELS_BASE_URL", default: "https://api.pexels.com")
         while upstreamURL.hasSuffix("/") { upstreamURL.removeLast() }
         self.upstreamURL = upstreamURL

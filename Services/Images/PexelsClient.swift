@@ -1,13 +1,14 @@
 import Foundation
 import Logging
 import PostlyCurl
+import PostlyModels
 
 /// Calls the image provider (Pexels or anything answering like it) with the key, and turns
 /// its answer into what the service may pass on: a page in Pexels' shape with the key
 /// removed wherever the upstream echoed it, and what its rate-limit headers said.
 struct PexelsClient: Sendable {
     let baseURL: String
-    let apiKey: String
+    let apiKey: Secret
     let timeout: Duration
     let httpClient: CurlHTTPClient
     let logger: Logger
@@ -33,7 +34,7 @@ struct PexelsClient: Sendable {
     func fetch(_ query: ImageQuery) async -> Outcome {
         let request = CurlHTTPClient.Request(
             method: "GET", url: baseURL + query.upstreamPathAndQuery,
-            headers: [("Authorization", apiKey), ("Accept", "application/json"), ("User-Agent", "postly-images")],
+            headers: [("Authorization", apiKey.value), ("Accept", "application/json"), ("User-Agent", "postly-images")],
             timeout: timeout, connectTimeout: min(timeout, .seconds(1)), maxResponseBytes: Self.maxResponseBytes)
         let response: CurlHTTPClient.Response
         do {
@@ -72,7 +73,7 @@ struct PexelsClient: Sendable {
     /// `text` with every occurrence of the key, raw or as JSON escapes it, replaced.
     func redacted(_ text: String) -> String {
         var text = text
-        for form in [apiKey, Self.jsonEscaped(apiKey)] where text.contains(form) {
+        for form in [apiKey.value, Self.jsonEscaped(apiKey.value)] where text.contains(form) {
             text = text.replacingOccurrences(of: form, with: "[redacted]")
         }
         return text

@@ -1,10 +1,11 @@
+import PostlyModels
+
 /// Where a `Database` connects and how many connections it keeps.
 public struct PostgresConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var user: String
-    /// Never logged.
-    public var password: String?
+    public var password: Secret?
     public var database: String
     /// The most connections the pool opens; callers beyond it wait their turn. Four by default:
     /// a service's statements use the database's CPU, and on two cores ten writers at once
@@ -22,7 +23,7 @@ public struct PostgresConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 5432,
         user: String = "postgres",
-        password: String? = nil,
+        password: Secret? = nil,
         database: String = "postgres",
         poolSize: Int = 4,
         connectTimeout: Int = 3,

@@ -257,7 +257,7 @@ final class PostgresConnection: Sendable {
             ("keepalives_count", "3"),
             ("tcp_user_timeout", "25000"),
         ]
-        if let password = configuration.password { settings.append(("password", password)) }
+        if let password = configuration.password { settings.append(("password", password.value)) }
         let keys = settings.map { strdup($0.0) }
         let values = settings.map { strdup($0.1) }
         defer {

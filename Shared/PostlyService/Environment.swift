@@ -1,4 +1,5 @@
 import Foundation
+import PostlyModels
 
 /// The process's environment variables, read the one way every Postly configuration reads
 /// them: a variable that is unset or empty takes its default; a number that does not parse
@@ -17,6 +18,11 @@ public struct Environment: Sendable, ExpressibleByDictionaryLiteral {
     /// The value, or nil when unset or empty.
     public func string(_ name: String) -> String? {
         values[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A secret's value, or nil when unset or empty: printed, it shows `<redacted>`.
+    public func secret(_ name: String) -> Secret? {
+        string(name).map(Secret.init)
     }
 
     public func string(_ name: String, default fallback: String) -> String {

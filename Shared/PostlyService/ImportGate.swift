@@ -15,8 +15,8 @@ public struct ImportGate: RouterMiddleware {
     /// whatever the lengths.
     let tokenDigest: SHA256Digest?
 
-    public init(token: String?) {
-        tokenDigest = token.map { SHA256.hash(data: Data($0.utf8)) }
+    public init(token: Secret?) {
+        tokenDigest = token.map { SHA256.hash(data: Data($0.value.utf8)) }
     }
 
     /// Whether the path leads under `/internal`, read as leniently as the router reads it: empty

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostlyKafka
+import PostlyModels
 import PostlyPostgres
 
 /// What every service reads from its environment, in one place. Each variable has a
@@ -37,7 +38,7 @@ public struct ServiceConfiguration: Sendable {
     /// `POSTLY_IMPORT_TOKEN`: when set, the service serves its `/internal/import/...` routes to
     /// callers presenting it as `Authorization: Bearer <token>` (`ImportGate`); unset (the
     /// default), those routes do not exist. A secret: never logged.
-    public var importToken: String?
+    public var importToken: Secret?
 
     /// - Parameters:
     ///   - name: the service's name, such as `posts`.
@@ -54,7 +55,7 @@ public struct ServiceConfiguration: Sendable {
             host: environment.string("POSTGRES_HOST", default: postgresDefaults.host),
             port: environment.integer("POSTGRES_PORT", default: postgresDefaults.port, in: 1...65_535),
             user: environment.string("POSTGRES_USER", default: postgresDefaults.user),
-            password: environment.string("POSTGRES_PASSWORD"),
+            password: environment.secret("POSTGRES_PASSWORD"),
             database: environment.string("POSTGRES_DATABASE", default: "postly_\(name)"),
             poolSize: environment.integer("POSTGRES_POOL_SIZE", default: postgresDefaults.poolSize, in: 1...1_000),
             applicationName: "postly-\(name)")
@@ -67,6 +68,6 @@ public struct ServiceConfiguration: Sendable {
             sessionTimeout: sessionTimeout, heartbeatInterval: sessionTimeout / 3,
             fetchWaitMax: .milliseconds(environment.integer("KAFKA_FETCH_WAIT_MAX_MS", default: 500, in: 10...10_000)),
             groupInstanceID: environment.string("KAFKA_GROUP_INSTANCE_ID"))
-        importToken = environment.string("POSTLY_IMPORT_TOKEN")
+        importToken = environment.secret("POSTLY_IMPORT_TOKEN")
     }
 }

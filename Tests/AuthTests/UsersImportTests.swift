@@ -22,7 +22,7 @@ import TestSupport
     }
 
     static func withImport(_ body: @escaping @Sendable (AuthTestHarness) async throws -> Void) async throws {
-        try await AuthTestHarness.run(configure: { $0.service.importToken = ImportTesting.token }, body)
+        try await AuthTestHarness.run(configure: { $0.service.importToken = Secret(ImportTesting.token) }, body)
     }
 
     @Test func theRouteDoesNotExistWithoutTheImportToken() async throws {

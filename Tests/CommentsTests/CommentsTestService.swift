@@ -32,7 +32,7 @@ struct CommentsTestService: Sendable {
         let closedPort = try TestBroker.freePort()
         try await ServiceTestHarness.run { setup in
             var configuration = CommentsConfiguration(environment: ["POSTS_URL": postsURL ?? "http://127.0.0.1:\(closedPort)"])
-            configuration.service.importToken = importToken
+            configuration.service.importToken = importToken.map(Secret.init)
             configuration.importPostWait = importPostWait
             configuration.service.postgres = setup.postgres
             configuration.service.kafka = kafka ?? setup.kafka

@@ -93,6 +93,14 @@ import TestSupport
         }
     }
 
+    @Test func aPrintedConfigurationShowsNoKey() {
+        let configuration = ImagesConfiguration(environment: ["PEXELS_API_KEY": ImagesTestService.apiKey])
+        #expect(configuration.apiKey?.value == ImagesTestService.apiKey)
+        for printed in everyPrinting(of: configuration) {
+            #expect(!printed.contains(ImagesTestService.apiKey))
+        }
+    }
+
     @Test func withoutATokenTheRoutesAnswer401BeforeLookingAtParameters() async throws {
         let pexels = FakePexels()
         try await ImagesTestService.run(pexels: pexels) { service, client in

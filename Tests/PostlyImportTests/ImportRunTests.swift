@@ -1,5 +1,6 @@
 import Foundation
 import PostlyImport
+import PostlyModels
 import Testing
 
 @Suite struct ImportRunTests {
@@ -11,7 +12,7 @@ import Testing
         let fixture = { (name: String) in FlaskDump.folder.appendingPathComponent("relaxed/\(name).json").path }
         var run = ImportRun(
             usersPath: users ?? fixture("users"), postsPath: posts ?? fixture("posts"), likesPath: likes ?? fixture("post_likes"),
-            targets: .init(auth: "http://auth.invalid", posts: "http://posts.invalid", comments: "http://comments.invalid", token: "t"),
+            targets: .init(auth: "http://auth.invalid", posts: "http://posts.invalid", comments: "http://comments.invalid", token: Secret("t")),
             statePath: scratch.path("state.json"), reportPath: scratch.path("report.json"))
         run.maxErrors = maxErrors
         run.dryRun = dryRun

@@ -1,5 +1,7 @@
+import PostlyModels
 import PostlyService
 import Testing
+import TestSupport
 
 /// Every service reads its environment the same way: unset or empty takes the local default.
 @Suite struct ServiceConfigurationTests {
@@ -15,9 +17,22 @@ import Testing
             "POSTGRES_HOST": "db", "POSTGRES_PORT": "6543", "POSTGRES_USER": "posts", "POSTGRES_PASSWORD": "pw",
             "POSTGRES_DATABASE": "posts", "POSTGRES_POOL_SIZE": "3",
         ]).postgres
-        #expect(set.host == "db" && set.port == 6543 && set.user == "posts" && set.password == "pw")
+        #expect(set.host == "db" && set.port == 6543 && set.user == "posts" && set.password?.value == "pw")
         #expect(set.database == "posts" && set.poolSize == 3)
         #expect(!set.description.contains("pw"))
+    }
+
+    /// However a configuration reaches a log (interpolated, printed, dumped), its secrets do not.
+    @Test func aPrintedConfigurationShowsNoSecret() {
+        let configuration = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: [
+            "POSTGRES_PASSWORD": "pg-password-value", "POSTLY_IMPORT_TOKEN": "import-token-value",
+        ])
+        #expect(configuration.postgres.password?.value == "pg-password-value")
+        #expect(configuration.importToken?.value == "import-token-value")
+        for printed in everyPrinting(of: configuration) {
+            #expect(!printed.contains("pg-password-value") && !printed.contains("import-token-value"))
+            #expect(printed.contains("<redacted>"))
+        }
     }
 
     @Test func aStatementTimeoutOf30SecondsUnlessSetOrTurnedOff() {

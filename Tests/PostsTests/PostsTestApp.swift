@@ -69,7 +69,7 @@ func withPostsService(
 ) async throws {
     try await ServiceTestHarness.run(brokers: brokers, poolSize: poolSize) { setup in
         var configuration = PostsConfiguration(environment: [:])
-        configuration.service.importToken = importToken
+        configuration.service.importToken = importToken.map(Secret.init)
         configuration.service.postgres = setup.postgres
         configuration.service.kafka = setup.kafka
         configuration.viewFlushInterval = viewFlushInterval

@@ -46,7 +46,7 @@ public struct ImportRun: Sendable {
             let plan = try plan()
             var report = plan.report
             if !dryRun {
-                guard !targets.token.isEmpty else { throw ImportFailure.badInput("POSTLY_IMPORT_TOKEN is not set") }
+                guard !targets.token.value.isEmpty else { throw ImportFailure.badInput("POSTLY_IMPORT_TOKEN is not set") }
                 var importer = Importer(plan: plan, targets: targets, transport: transport, statePath: statePath)
                 importer.retry = retry
                 importer.progress = { line in FileHandle.standardError.write(Data("postly-import: \(line)\n".utf8)) }

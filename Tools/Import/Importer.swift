@@ -9,9 +9,9 @@ public struct Importer: Sendable {
         public var auth: String
         public var posts: String
         public var comments: String
-        public var token: String
+        public var token: Secret
 
-        public init(auth: String, posts: String, comments: String, token: String) {
+        public init(auth: String, posts: String, comments: String, token: Secret) {
             (self.auth, self.posts, self.comments, self.token) = (auth, posts, comments, token)
         }
 
@@ -119,7 +119,7 @@ public struct Importer: Sendable {
             }
             let status: Int, body: [UInt8]
             do {
-                (status, body) = try await transport.post(url, token: targets.token, body: batch.body)
+                (status, body) = try await transport.post(url, token: targets.token.value, body: batch.body)
             } catch {
                 lastProblem = "unreachable (\(error))"
                 continue

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PostlyImport
+import PostlyModels
 
 /// `postly-import`: moves a Flask/MongoDB Postly's users, posts, comments and likes into
 /// the suite through each service's import route. The token comes from the environment.
@@ -44,7 +45,7 @@ struct PostlyImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let token = ProcessInfo.processInfo.environment["POSTLY_IMPORT_TOKEN"] ?? ""
+        let token = Secret(ProcessInfo.processInfo.environment["POSTLY_IMPORT_TOKEN"] ?? "")
         var run = ImportRun(
             usersPath: users, postsPath: posts, likesPath: likes,
             targets: .init(auth: auth, posts: postsURL, comments: commentsURL, token: token), statePath: state, reportPath: report)
