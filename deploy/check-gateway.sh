@@ -116,6 +116,7 @@ expect_route GET /api/posts/abc posts
 expect_route PUT /api/posts/abc posts
 expect_route DELETE /api/posts/abc posts
 expect_route GET /api/posts/slug/creme-brulee posts
+expect_route GET /api/posts/slug/comments posts   # the post titled "Comments", not comments of a post
 expect_route POST /api/posts/abc/like posts
 expect_route DELETE /api/posts/abc/like posts
 expect_route GET /api/users/me/posts posts
