@@ -11,8 +11,8 @@ import TestSupport
     static let guesser: HTTPFields = [.forwardedFor: "203.0.113.66"]
     static let owner: HTTPFields = [.forwardedFor: "198.51.100.7"]
 
-    @Test func theEleventhFailureAnswers429ToTheGuesserButNotToTheOwner() async throws {
-        try await AuthTestHarness.run { auth async throws in
+    @Test func theEleventhFailureAnswers429ToEveryAddressUntilTheWindowEnds() async throws {
+        try await AuthTestHarness.run(configure: { $0.loginLimits.window = .seconds(3) }) { auth async throws in
             _ = try await auth.registered(email: "target@example.com", password: "the real password")
             _ = try await auth.registered(email: "bystander@example.com", password: "another password")
             for attempt in 1...10 {
@@ -28,9 +28,24 @@ import TestSupport
                 try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.guesser).status
                     == .tooManyRequests, "the guessing address waits, even with the right password")
             #expect(
-                try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner).status == .ok,
-                "the owner, from an address that has not been failing, signs in")
+                try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner).status
+                    == .tooManyRequests, "another address waits too")
             #expect(try await auth.loginWithEmail("bystander@example.com", password: "another password", headers: Self.guesser).status == .ok)
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner).status == .ok)
+        }
+    }
+
+    /// A guess from each of many addresses: the email's limit still bounds the password checks.
+    @Test func guessesFromManyAddressesShareTheEmailsLimit() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            _ = try await auth.registered(email: "target@example.com", password: "the real password")
+            var statuses: [HTTPResponse.Status] = []
+            for attempt in 1...15 {
+                let address: HTTPFields = [.forwardedFor: "203.0.113.\(attempt)"]
+                statuses.append(try await auth.loginWithEmail("target@example.com", password: "guess \(attempt)", headers: address).status)
+            }
+            #expect(statuses == Array(repeating: .unauthorized, count: 10) + Array(repeating: .tooManyRequests, count: 5))
         }
     }
 

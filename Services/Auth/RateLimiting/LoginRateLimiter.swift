@@ -11,9 +11,10 @@ import PostlyService
 /// their SHA-256 digests, and only for the window (`LoginFailurePurge`).
 ///
 /// Two limits within a sliding window: failures from one client address (across emails),
-/// and failures for one email. The email's limit refuses only addresses that have been
-/// failing for that email themselves: whoever guesses at a known email cannot lock its owner
-/// out, and an address that never failed still gets its try.
+/// and failures for one email, from whatever addresses. Past either, an attempt answers 429
+/// without a password check, the right password too: guesses spread over many addresses get
+/// no more checks of one account than guesses from one. The cost, which the spec accepts, is
+/// that whoever keeps failing at an email keeps its password sign-in waiting, a window at a time.
 public struct LoginRateLimiter: Sendable {
     public struct Limits: Sendable {
         public var failuresPerEmail: Int
@@ -91,14 +92,13 @@ public struct LoginRateLimiter: Sendable {
             let counts = try await connection.query(
                 """
                 SELECT count(*) FILTER (WHERE client_digest = \(clientDigest)) AS by_client,
-                    count(*) FILTER (WHERE email_digest = \(emailDigest)) AS by_email,
-                    count(*) FILTER (WHERE email_digest = \(emailDigest) AND client_digest = \(clientDigest)) AS by_pair
+                    count(*) FILTER (WHERE email_digest = \(emailDigest)) AS by_email
                 FROM login_failures WHERE email_digest = \(emailDigest) OR client_digest = \(clientDigest)
                 """)[0]
             if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
                 throw try await Self.refusal(column: "client_digest", value: clientDigest, limit: limits.failuresPerClient, window: window, in: connection)
             }
-            if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail, try counts.decode("by_pair", as: Int64.self) > 0 {
+            if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail {
                 throw try await Self.refusal(column: "email_digest", value: emailDigest, limit: limits.failuresPerEmail, window: window, in: connection)
             }
             let charged = try await connection.query(
