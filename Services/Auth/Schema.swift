@@ -67,4 +67,11 @@ let schema = Migrations([
             ALTER TABLE refresh_tokens ADD COLUMN answer bytea, ADD COLUMN replayed_at timestamptz;
             """),
     LoginRateLimiter.digestMigration,
+    Migration(
+        version: 8, name: "refresh replay within the grace",
+        sql: """
+            -- Every use within the grace gets the answer again, as the contract says, not only
+            -- the first: nothing records a replay.
+            ALTER TABLE refresh_tokens DROP COLUMN replayed_at;
+            """),
 ])

@@ -204,24 +204,20 @@ import Testing
         }
     }
 
-    /// Two tabs (or a retry) refresh with one token at once: both get the same new pair, the
-    /// session lives on; the token's third use is a thief's and revokes the session.
-    @Test func aRefreshTokenUsedTwiceAtOnceAnswersTheSamePairOnce() async throws {
+    /// Three tabs (or retries) refresh with one token at once, and a fourth a moment later:
+    /// within the grace every one gets the same new pair, and the session lives on.
+    @Test func aRefreshTokenUsedAgainWithinTheGraceAnswersTheSamePairEachTime() async throws {
         try await AuthTestHarness.run { auth async throws in
             let first = try await auth.registered()
-            let answers = try await withThrowingTaskGroup(of: AuthSession.self) { group in
-                for _ in 0..<2 { group.addTask { try await auth.refresh(first.refreshToken).session() } }
+            var answers = try await withThrowingTaskGroup(of: AuthSession.self) { group in
+                for _ in 0..<3 { group.addTask { try await auth.refresh(first.refreshToken).session() } }
                 return try await group.reduce(into: [AuthSession]()) { $0.append($1) }
             }
-            #expect(answers.count == 2)
-            #expect(answers[0].refreshToken == answers[1].refreshToken && answers[0].accessToken == answers[1].accessToken)
+            answers.append(try await auth.refresh(first.refreshToken).session())
+            #expect(answers.count == 4)
+            #expect(Set(answers.map(\.refreshToken)).count == 1 && Set(answers.map(\.accessToken)).count == 1)
             #expect(try await auth.check(answers[0].accessToken).status == .ok, "the session lives on")
             #expect(try await auth.refresh(answers[0].refreshToken).status == .ok, "the new refresh token works")
-
-            #expect(try await auth.refresh(first.refreshToken).status == .unauthorized, "a third use answers 401")
-            #expect(try await auth.check(answers[0].accessToken).status == .unauthorized, "and revokes the session")
-            let kept = try await auth.database.query("SELECT count(*) AS n FROM refresh_tokens WHERE answer IS NOT NULL AND replayed_at IS NOT NULL")
-            #expect(try kept[0].decode("n", as: Int64.self) == 0, "a replayed answer is not kept")
         }
     }
 

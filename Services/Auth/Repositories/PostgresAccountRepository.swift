@@ -108,7 +108,7 @@ public struct PostgresAccountRepository: AccountRepository {
         // A second refresh with the token waits here for the first to commit, and then sees it spent.
         let rows = try await connection.query(
             """
-            SELECT r.session_id, r.expires_at, r.spent_at, r.answer, r.replayed_at,
+            SELECT r.session_id, r.expires_at, r.spent_at, r.answer,
                 r.spent_at > clock_timestamp() - \(Int(grace.components.seconds)) * interval '1 second' AS in_grace,
                 s.user_id, s.revoked_at, s.access_expires_at
             FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
@@ -119,8 +119,8 @@ public struct PostgresAccountRepository: AccountRepository {
         let sessionId: String = try row.decode("session_id")
         let userId: String = try row.decode("user_id")
         guard row.isNull("revoked_at") else { return .invalid }
-        if try row.decode("in_grace", as: Bool?.self) == true, row.isNull("replayed_at"), let answer = try row.decode("answer", as: [UInt8]?.self) {
-            try await connection.execute("UPDATE refresh_tokens SET replayed_at = now(), answer = NULL WHERE token_hash = \(tokenHash)")
+        // Within the grace, every use (a retry, a second tab, a third) gets the first answer again.
+        if try row.decode("in_grace", as: Bool?.self) == true, let answer = try row.decode("answer", as: [UInt8]?.self) {
             return .replayed(sealedAnswer: answer)
         }
         if !row.isNull("spent_at") {
