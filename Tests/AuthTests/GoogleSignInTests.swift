@@ -62,6 +62,7 @@ import Testing
                 let second = try await auth.loginWithGoogle(try await issuer.idToken(subject: "second-subject", email: "ann@example.com"))
                 #expect(second.status == .conflict)
                 #expect(try second.problem().code == "account_conflict")
+                #expect(try second.problem().detail == "This email is already linked to another Google account")
                 #expect(try await Self.snapshot(auth) == before, "no user, link or session changed")
                 #expect(try await auth.check(try first.session().accessToken).status == .ok)
                 let again = try await auth.loginWithGoogle(try await issuer.idToken(subject: "first-subject", email: "ann@example.com"))

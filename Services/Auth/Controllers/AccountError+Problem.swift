@@ -5,7 +5,7 @@ extension AccountError: APIErrorConvertible {
         switch self {
         case .emailTaken: .conflict("An account with this email already exists")
         case .accountGone: .unauthorized("The account no longer exists")
-        case .accountConflict: APIError(.conflict, code: "account_conflict", detail: "This email's account is linked to another Google account")
+        case .accountConflict: APIError(.conflict, code: "account_conflict", detail: "This email is already linked to another Google account")
         }
     }
 }
