@@ -11,8 +11,10 @@ public struct TextLimit: Sendable {
         self.bytes = bytes ?? 4 * characters
     }
 
-    /// What is wrong with `text`, as a field error; nil when it fits.
+    /// What is wrong with `text`, as a field error; nil when it fits. A NUL is wrong in any
+    /// text: PostgreSQL cannot store it.
     public func problem(with text: String) -> String? {
+        if text.utf8.contains(0) { return "must not contain NUL characters" }
         if text.count > characters { return "must be at most \(characters) characters" }
         if text.utf8.count > bytes { return "must be at most \(bytes) bytes" }
         return nil

@@ -59,6 +59,7 @@ import Testing
                 (["name": "Ada", "email": "ada@example.com", "password": "short"], "password"),
                 (["name": "   ", "email": "ada@example.com", "password": "long enough"], "name"),
                 (["name": String(repeating: "n", count: 101), "email": "ada@example.com", "password": "long enough"], "name"),
+                (["name": "Ada\u{0}", "email": "ada@example.com", "password": "long enough"], "name"),
                 // 100 characters of 100 combining marks each: 20 KB, a token too big for any gateway.
                 (["name": String(repeating: "n" + String(repeating: "\u{301}", count: 100), count: 100), "email": "ada@example.com", "password": "long enough"], "name"),
                 (["email": "ada@example.com", "password": "long enough"], "name"),

@@ -59,6 +59,9 @@ import TestSupport
                 (#"{"title":"t","content":"c","coverImage":"https://img.test/a b.png"}"#, "coverImage"),
                 (#"{"title":"t","content":"c","status":"archived"}"#, "status"),
                 (#"{"content":"c"}"#, "title"),
+                // A NUL, which PostgreSQL cannot store, is the field's error like any other.
+                (#"{"title":"a\u0000b","content":"c"}"#, "title"),
+                (#"{"title":"t","content":"c\u0000"}"#, "content"),
             ]
             for (body, field) in cases {
                 let answer = try await api.request(.post, "/api/posts", as: ada, json: body)
