@@ -128,6 +128,25 @@ import TestSupport
         }
     }
 
+    /// A follower's host that does not resolve now (its resolver down, its record lapsed) is
+    /// retried on the schedule, not given up at once.
+    @Test func anInboxWhoseNameDoesNotResolveIsRetried() async throws {
+        try await FederationTestService.run(allowPrivateNetworks: false) { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await service.harness.database.execute(
+                """
+                INSERT INTO followers (actor_id, follower_id, inbox, shared_inbox, follow_id)
+                VALUES (\(ada.userId), 'https://peer.invalid/users/bo', 'https://peer.invalid/users/bo/inbox', NULL, 'f1')
+                """)
+            try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
+            let failed = try await eventually(seconds: 5) {
+                try await service.count("SELECT count(*) FROM deliveries WHERE attempts >= 1 AND last_error LIKE '%does not resolve%'") == 1 ? true : nil
+            }
+            #expect(failed == true)
+            #expect(try await service.count("SELECT count(*) FROM deliveries WHERE dead") == 0)
+        }
+    }
+
     @Test func aGoneInboxIsNotRetriedAndItsFollowersAreDropped() async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in

@@ -104,7 +104,7 @@ final class DeliveryWorker: Service {
             return
         } catch let refused as OutboundError {
             reason = refused.description
-            permanent = true
+            permanent = refused.isPermanent
         } catch {
             reason = "\(error)"
         }

@@ -86,6 +86,15 @@ enum OutboundError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether asking again later cannot help: a name that does not resolve now (a lapsed
+    /// record, a resolver down) may tomorrow, so it is retried on the schedule like a 503.
+    var isPermanent: Bool {
+        switch self {
+        case .invalidURL, .privateAddress: true
+        case .unresolvable: false
+        }
+    }
+
     /// What a peer is told (the logs keep `description`): whether a name resolves here, and to
     /// what kind of address, is none of its business; an inbox that said so would map our
     /// internal names for anyone who asks.
