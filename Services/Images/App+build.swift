@@ -19,12 +19,12 @@ public func buildApplication(
             baseURL: configuration.upstreamURL, apiKey: key, timeout: configuration.upstreamTimeout,
             httpClient: kit.httpClient, logger: logger)
     }
-    let budget = UpstreamBudget(hourlyLimit: configuration.hourlyLimit, monthlyLimit: configuration.monthlyLimit, now: now())
+    let budget = UpstreamBudget(
+        hourlyLimit: configuration.hourlyLimit, monthlyLimit: configuration.monthlyLimit, userHourlyLimit: configuration.userHourlyMisses,
+        database: kit.database)
     let suggestions = ImageSuggestions(
         cache: ResponseCache(maxEntries: configuration.cacheMaxEntries, maxBytes: configuration.cacheMaxBytes, ttl: configuration.cacheTTL),
-        budget: budget, allowance: UserAllowance(limit: configuration.userHourlyMisses), upstream: upstream,
-        metrics: ImagesMetrics(factory: metricsFactory ?? MetricsSystem.factory), now: now)
-    suggestions.metrics.record(budget.remaining(now: now()), suggestions.cache.usage)
+        budget: budget, upstream: upstream, metrics: ImagesMetrics(factory: metricsFactory ?? MetricsSystem.factory), now: now)
     return kit.application(router: buildRouter(kit, suggestions: suggestions))
 }
 

@@ -10,7 +10,6 @@ import PostlyService
 struct ImageSuggestions: Sendable {
     let cache: ResponseCache
     let budget: UpstreamBudget
-    let allowance: UserAllowance
     /// Nil when no key is configured.
     let upstream: PexelsClient?
     let metrics: ImagesMetrics
@@ -37,43 +36,59 @@ struct ImageSuggestions: Sendable {
         metrics.misses.increment()
         guard let upstream else { return try staleAnswer(key, else: .notConfigured) }
 
-        var allowedAgainAt: Date?
-        let role = await inFlight.leadOrJoin(key) {
-            allowedAgainAt = allowance.take(userId: userId, now: now())
-            return allowedAgainAt == nil
-        }
-        switch role {
-        case .refused:
-            metrics.userLimited.increment()
-            if let stale = staleEntry(key) { return stale }
-            let seconds = Unavailability.seconds(until: allowedAgainAt ?? now(), from: now())
-            throw APIError.tooManyRequests(
-                retryAfterSeconds: seconds,
-                "You asked for \(allowance.limit) new image searches within an hour; cached ones still answer")
-        case .joined(let outcome):
-            metrics.coalescedWaits.increment()
-            return try answer(for: outcome, key: key)
-        case .lead:
-            let outcome: Outcome
-            if let body = cache.fresh(key, now: now()) {
-                // The call before this one stored it between the first look and the lead.
-                allowance.giveBack(userId: userId)
+        while true {
+            switch await inFlight.leadOrJoin(key) {
+            case .joined(let outcome?):
                 metrics.coalescedWaits.increment()
-                outcome = .fetched(body)
-            } else {
-                outcome = await fetch(query, from: upstream, userId: userId)
+                return try answer(for: outcome, key: key)
+            case .joined(nil):
+                continue
+            case .lead:
+                // Every way out of the lead finishes it, or those who joined would wait for good.
+                let outcome: Outcome
+                do {
+                    if let body = cache.fresh(key, now: now()) {
+                        // The call before this one stored it between the first look and the lead.
+                        metrics.coalescedWaits.increment()
+                        outcome = .fetched(body)
+                    } else {
+                        outcome = try await fetch(query, from: upstream, userId: userId)
+                    }
+                } catch let limited as UserLimited {
+                    inFlight.finish(key, with: nil)
+                    metrics.userLimited.increment()
+                    if let stale = staleEntry(key) { return stale }
+                    throw APIError.tooManyRequests(
+                        retryAfterSeconds: Unavailability.seconds(until: limited.until, from: now()),
+                        "You asked for \(budget.userHourlyLimit) new image searches within an hour; cached ones still answer")
+                } catch {
+                    inFlight.finish(key, with: nil)
+                    throw error
+                }
+                inFlight.finish(key, with: outcome)
+                return try answer(for: outcome, key: key)
             }
-            inFlight.finish(key, with: outcome)
-            return try answer(for: outcome, key: key)
         }
     }
 
-    /// The upstream call, within the budget; the answer is cached.
-    private func fetch(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async -> Outcome {
-        defer { metrics.record(budget.remaining(now: now()), cache.usage) }
-        if let refusal = budget.reserve(now: now()) {
-            allowance.giveBack(userId: userId)
-            return .unavailable(.budgetSpent(refusal))
+    /// The user has made their allowance of upstream calls this hour; the next is theirs at `until`.
+    private struct UserLimited: Error {
+        var until: Date
+    }
+
+    /// The upstream call, within the user's allowance and the budget; the answer is cached.
+    private func fetch(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
+        let outcome = try await callWithinBudget(query, from: upstream, userId: userId)
+        if let remaining = try? await budget.remaining(now: now()) { metrics.record(remaining) }
+        metrics.record(cache.usage)
+        return outcome
+    }
+
+    private func callWithinBudget(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
+        switch try await budget.reserve(userId: userId, now: now()) {
+        case .granted: break
+        case .refused(let refusal): return .unavailable(.budgetSpent(refusal))
+        case .userLimited(let until): throw UserLimited(until: until)
         }
         let started = ContinuousClock.now
         let result = await upstream.fetch(query)
@@ -81,13 +96,13 @@ struct ImageSuggestions: Sendable {
         switch result {
         case .answered(let body, let rateLimit):
             metrics.upstreamCall("200")
-            budget.believe(rateLimit, now: now())
             let buffer = ByteBuffer(bytes: body)
             cache.store(buffer, under: query.key, now: now())
+            await budget.believe(rateLimit, now: now())
             return .fetched(buffer)
         case .rateLimited:
             metrics.upstreamCall("429")
-            return .unavailable(.budgetSpent(.rateLimitedUpstream(until: budget.halt(now: now()))))
+            return .unavailable(.budgetSpent(.rateLimitedUpstream(until: await budget.halt(now: now()))))
         case .failed(let failure):
             metrics.upstreamCall(failure.metricLabel)
             return .unavailable(.upstreamFailed(failure))
@@ -130,8 +145,7 @@ extension ImageSuggestions {
     func readinessNotes() -> [String] {
         var notes: [String] = []
         if upstream == nil { notes.append("no key configured: set PEXELS_API_KEY; only cached answers are served") }
-        let remaining = budget.remaining(now: now())
-        if remaining.hour == 0 || remaining.month == 0 { notes.append("the upstream budget is spent for now; only cached answers are served") }
+        if budget.isSpent(now: now()) { notes.append("the upstream budget is spent for now; only cached answers are served") }
         return notes
     }
 }

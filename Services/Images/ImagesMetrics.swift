@@ -36,9 +36,12 @@ struct ImagesMetrics: Sendable {
         Counter(label: "images_upstream_calls_total", dimensions: [("status", status)], factory: factory).increment()
     }
 
-    func record(_ remaining: UpstreamBudget.Remaining, _ usage: ResponseCache.Usage) {
+    func record(_ remaining: UpstreamBudget.Remaining) {
         budgetLeftThisHour.record(remaining.hour)
         budgetLeftThisMonth.record(remaining.month)
+    }
+
+    func record(_ usage: ResponseCache.Usage) {
         cacheEntries.record(usage.entries)
         cacheBytes.record(usage.bytes)
     }

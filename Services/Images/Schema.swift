@@ -1,5 +1,4 @@
 import PostlyPostgres
 
-/// The images service keeps nothing durable of its own (its cache and budget are in memory);
-/// its database holds what the kit keeps for every service.
-let schema = Migrations([])
+/// The upstream budget, shared by every instance; the cache is each instance's own, in memory.
+let schema = Migrations([UpstreamBudget.migration])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 import TestSupport
@@ -45,14 +46,17 @@ import TestSupport
         }
     }
 
-    @Test func theMonthlyWindowIsTheCalendarMonthInUTCUnlessTheUpstreamSaysOtherwise() {
+    @Test func theMonthlyWindowIsTheCalendarMonthInUTCUnlessTheUpstreamSaysOtherwise() async throws {
+        let test = try await TestDatabase.create(poolSize: 2)
+        _ = try await schema.apply(to: test.database)
         // 2027-01-31T23:00:00Z
         let lastHourOfJanuary = Date(timeIntervalSince1970: 1_801_436_400)
-        let budget = UpstreamBudget(hourlyLimit: 10, monthlyLimit: 1, now: lastHourOfJanuary)
-        #expect(budget.reserve(now: lastHourOfJanuary) == nil)
-        #expect(budget.reserve(now: lastHourOfJanuary + 60) == .monthSpent(until: lastHourOfJanuary + 3600))
-        #expect(budget.reserve(now: lastHourOfJanuary + 3600) == nil)
-        #expect(budget.remaining(now: lastHourOfJanuary + 3600) == .init(hour: 9, month: 0))
+        let budget = UpstreamBudget(hourlyLimit: 10, monthlyLimit: 1, userHourlyLimit: 10, database: test.database)
+        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary) == .granted)
+        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary + 60) == .refused(.monthSpent(until: lastHourOfJanuary + 3600)))
+        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary + 3600) == .granted)
+        #expect(try await budget.remaining(now: lastHourOfJanuary + 3600) == .init(hour: 9, month: 0))
+        await test.drop()
     }
 
     @Test func remainingZeroStopsCallsUntilTheReset() async throws {
@@ -137,6 +141,30 @@ import TestSupport
 
             service.clock.advance(by: 3500)
             #expect(try await client.images("/api/images/curated", token: greedy).status == .ok)
+        }
+    }
+}
+
+/// Two instances of the service share one budget and one allowance per user: together they
+/// stay within Pexels' limits, as one instance does.
+@Suite struct SharedBudgetTests {
+    @Test func twoInstancesSpendOneHourlyBudgetAndOneAllowance() async throws {
+        let pexels = FakePexels()
+        try await ImagesTestService.run(pexels: pexels, environment: ["PEXELS_HOURLY_LIMIT": "5", "IMAGES_USER_HOURLY_MISSES": "3"]) {
+            service, first in
+            try await service.anotherInstance().test(.router) { second in
+                let clients = [first, second]
+                // One user, alternating instances: the third call is their last this hour.
+                let greedy = try await service.token()
+                var greedyStatuses: [HTTPResponse.Status] = []
+                for call in 0..<4 { greedyStatuses.append(try await clients[call % 2].search("greedy \(call)", token: greedy).status) }
+                #expect(greedyStatuses == [.ok, .ok, .ok, .tooManyRequests])
+                // Others, alternating too: two more calls spend the hour's five.
+                var others: [HTTPResponse.Status] = []
+                for call in 0..<4 { others.append(try await clients[call % 2].search("other \(call)", token: try await service.token()).status) }
+                #expect(others == [.ok, .ok, .serviceUnavailable, .serviceUnavailable])
+                #expect(pexels.callCount == 5)
+            }
         }
     }
 }

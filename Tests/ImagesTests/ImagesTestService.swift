@@ -19,6 +19,8 @@ struct ImagesTestService: Sendable {
     /// Every log line the service wrote, at any level, with its metadata.
     let logs: Locked<[String]>
     let metrics: PrometheusCollectorRegistry
+    /// Another instance of the service on the same database, clock and Pexels.
+    let anotherInstance: @Sendable () throws -> any ApplicationProtocol
     /// The clock of the cache's freshness and the budget's windows.
     var clock: TestClock { harness.clock }
 
@@ -33,7 +35,8 @@ struct ImagesTestService: Sendable {
                 .merging(environment) { $1 }
             let logs = Locked<[String]>([])
             let metrics = PrometheusCollectorRegistry()
-            try await ServiceTestHarness.run { setup in
+            let firstSetup = Locked<ServiceTestHarness.Setup?>(nil)
+            @Sendable func instance(_ setup: ServiceTestHarness.Setup) throws -> some ApplicationProtocol {
                 var configuration = ImagesConfiguration(environment: Environment(variables))
                 configuration.service.postgres = setup.postgres
                 configuration.service.kafka = setup.kafka
@@ -42,8 +45,15 @@ struct ImagesTestService: Sendable {
                 return try buildApplication(
                     configuration, logger: logger, options: setup.options, clock: setup.clock.now,
                     metricsFactory: PrometheusMetricsFactory(registry: metrics))
+            }
+            try await ServiceTestHarness.run { setup in
+                firstSetup.withLock { $0 = setup }
+                return try instance(setup)
             } _: { harness in
-                try await body(ImagesTestService(harness: harness, logs: logs, metrics: metrics), harness.client)
+                let service = ImagesTestService(harness: harness, logs: logs, metrics: metrics) {
+                    try instance(firstSetup.value!)
+                }
+                try await body(service, harness.client)
             }
         }
     }

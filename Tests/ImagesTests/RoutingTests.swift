@@ -12,7 +12,7 @@ import TestSupport
         let kit = try RouteTable.offlineKit("images")
         let suggestions = ImageSuggestions(
             cache: ResponseCache(maxEntries: 10, maxBytes: 1 << 20, ttl: .seconds(60)),
-            budget: UpstreamBudget(hourlyLimit: 1, monthlyLimit: 1, now: Date()), allowance: UserAllowance(limit: 1), upstream: nil,
+            budget: UpstreamBudget(hourlyLimit: 1, monthlyLimit: 1, userHourlyLimit: 1, database: kit.database), upstream: nil,
             metrics: ImagesMetrics(factory: NOOPMetricsHandler.instance), now: { Date() })
         let router = buildRouter(kit, suggestions: suggestions)
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)

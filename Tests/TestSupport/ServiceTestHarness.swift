@@ -121,7 +121,9 @@ public struct TestAnswer: Sendable {
 public final class TestClock: Sendable {
     private let current: Mutex<Date>
 
-    public init(_ start: Date = Date()) {
+    /// Starts at a whole second by default: a time PostgreSQL stores (to the microsecond)
+    /// comes back exactly, so a test can expect exact waits from stored times.
+    public init(_ start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))) {
         current = Mutex(start)
     }
 

@@ -1,11 +1,17 @@
 import Foundation
+import PostlyPostgres
 import Synchronization
 
-/// How many calls the service may still make to the image provider. It counts its own calls
-/// against an hourly limit (a sliding hour) and a monthly one (the calendar month in UTC, or
-/// the period the upstream's `X-Ratelimit-Reset` announces), never exceeds either, believes
-/// `X-Ratelimit-Remaining` when it says less remains than the service counted, and after an
-/// upstream 429 (which says nothing about when to come back) calls nothing for an hour.
+/// How many calls the service may still make to the image provider, counted in the images
+/// database so that every instance spends one budget (two instances counting for themselves
+/// made twice the calls the provider allows, and its 429 then stopped them all for an hour).
+///
+/// It counts the calls against an hourly limit (a sliding hour) and a monthly one (the
+/// calendar month in UTC, or the period the upstream's `X-Ratelimit-Reset` announces), and
+/// each user's calls against an hourly allowance, so that one user cannot spend everybody's
+/// budget. It never exceeds a limit, believes `X-Ratelimit-Remaining` when it says less
+/// remains than counted, and after an upstream 429 (which says nothing about when to come
+/// back) calls nothing for an hour. The times are the service's clock's, bound as values.
 final class UpstreamBudget: Sendable {
     /// Why no call may be made now, and from when one may.
     enum Refusal: Sendable, Equatable {
@@ -20,15 +26,42 @@ final class UpstreamBudget: Sendable {
         }
     }
 
+    enum Reservation: Sendable, Equatable {
+        /// The call is counted: make it.
+        case granted
+        /// The user has made their allowance of calls this hour; the next is theirs at `until`.
+        case userLimited(until: Date)
+        case refused(Refusal)
+    }
+
     struct Remaining: Sendable, Equatable {
         var hour: Int
         var month: Int
     }
 
-    struct State: Sendable {
-        /// The calls of the last hour, oldest first.
-        var recentCalls: [Date] = []
-        var monthUsed = 0
+    static let migration = Migration(
+        version: 1, name: "upstream budget",
+        sql: """
+            -- The calls to the image provider in the last hour, by every instance: the hour's
+            -- budget and each user's allowance count them; a call leaves when its hour is over.
+            CREATE TABLE upstream_calls (
+                id bigserial PRIMARY KEY,
+                user_id text NOT NULL,
+                called_at timestamptz NOT NULL
+            );
+            CREATE INDEX upstream_calls_called_at ON upstream_calls (called_at);
+            -- The month's count and its end, and the pause after an upstream 429: one row.
+            CREATE TABLE upstream_budget (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                month_used integer NOT NULL,
+                month_end timestamptz NOT NULL,
+                halted_until timestamptz
+            );
+            """)
+
+    /// The budget's row, as of one moment.
+    private struct State {
+        var monthUsed: Int
         var monthEnd: Date
         var haltedUntil: Date?
     }
@@ -39,65 +72,115 @@ final class UpstreamBudget: Sendable {
 
     let hourlyLimit: Int
     let monthlyLimit: Int
-    private let state: Mutex<State>
+    let userHourlyLimit: Int
+    let database: Database
+    /// The last refusal of this instance, for the readiness notes (which never wait on the database).
+    private let lastRefusal = Mutex<Refusal?>(nil)
 
-    init(hourlyLimit: Int, monthlyLimit: Int, now: Date) {
+    init(hourlyLimit: Int, monthlyLimit: Int, userHourlyLimit: Int, database: Database) {
         self.hourlyLimit = hourlyLimit
         self.monthlyLimit = monthlyLimit
-        self.state = Mutex(State(monthEnd: Self.endOfMonth(after: now)))
+        self.userHourlyLimit = userHourlyLimit
+        self.database = database
     }
 
-    /// Counts one call at `now` against both windows, or says why none may be made.
-    func reserve(now: Date) -> Refusal? {
-        state.withLock { state in
-            advance(&state, to: now)
-            if let haltedUntil = state.haltedUntil { return .rateLimitedUpstream(until: haltedUntil) }
-            if state.recentCalls.count >= hourlyLimit { return .hourSpent(until: state.recentCalls[0] + Self.hour) }
-            if state.monthUsed >= monthlyLimit { return .monthSpent(until: state.monthEnd) }
-            state.recentCalls.append(now)
+    /// Counts one call by `userId` at `now` against the user's allowance and both windows,
+    /// or says why none may be made (and counts nothing).
+    func reserve(userId: String, now: Date) async throws -> Reservation {
+        let reservation = try await database.retryingTransaction { connection -> Reservation in
+            var state = try await Self.lockedState(at: now, in: connection)
+            try await connection.execute("DELETE FROM upstream_calls WHERE called_at <= \(now - Self.hour)")
+            let calls = try await connection.query(
+                """
+                SELECT count(*) AS hour, min(called_at) AS oldest,
+                    count(*) FILTER (WHERE user_id = \(userId)) AS by_user,
+                    min(called_at) FILTER (WHERE user_id = \(userId)) AS oldest_by_user
+                FROM upstream_calls
+                """)[0]
+            if try calls.decode("by_user", as: Int.self) >= userHourlyLimit {
+                return .userLimited(until: try calls.decode("oldest_by_user", as: Date.self) + Self.hour)
+            }
+            if let haltedUntil = state.haltedUntil { return .refused(.rateLimitedUpstream(until: haltedUntil)) }
+            if try calls.decode("hour", as: Int.self) >= hourlyLimit {
+                return .refused(.hourSpent(until: try calls.decode("oldest", as: Date.self) + Self.hour))
+            }
+            if state.monthUsed >= monthlyLimit { return .refused(.monthSpent(until: state.monthEnd)) }
+            try await connection.execute("INSERT INTO upstream_calls (user_id, called_at) VALUES (\(userId), \(now))")
             state.monthUsed += 1
-            return nil
+            try await Self.store(state, in: connection)
+            return .granted
         }
+        lastRefusal.withLock { last in
+            if case .refused(let refusal) = reservation { last = refusal } else if reservation == .granted { last = nil }
+        }
+        return reservation
     }
 
-    /// Takes in what a successful answer's headers said.
-    func believe(_ rateLimit: PexelsClient.RateLimit, now: Date) {
-        state.withLock { state in
-            advance(&state, to: now)
-            if let reset = rateLimit.reset, reset > now, reset.timeIntervalSince(now) <= Self.longestPeriod {
+    /// Takes in what a successful answer's headers said. Not taken in when the database
+    /// cannot be written: the answer is no less good, and the next one says it again.
+    func believe(_ rateLimit: PexelsClient.RateLimit, now: Date) async {
+        let (monthlyLimit, longestPeriod) = (self.monthlyLimit, Self.longestPeriod)
+        try? await database.retryingTransaction { connection in
+            var state = try await Self.lockedState(at: now, in: connection)
+            if let reset = rateLimit.reset, reset > now, reset.timeIntervalSince(now) <= longestPeriod {
                 state.monthEnd = reset
             }
             if let remaining = rateLimit.remaining {
                 state.monthUsed = max(state.monthUsed, monthlyLimit - max(0, remaining))
             }
+            try await Self.store(state, in: connection)
         }
     }
 
-    /// After an upstream 429: nothing is called for an hour. Returns until when.
-    func halt(now: Date) -> Date {
+    /// After an upstream 429: nothing is called for an hour. Returns until when. When the
+    /// database cannot be written the halt is lost, and the next call meets the next 429,
+    /// which halts again.
+    func halt(now: Date) async -> Date {
         let until = now + Self.hour
-        state.withLock { $0.haltedUntil = until }
+        try? await database.retryingTransaction { connection in
+            var state = try await Self.lockedState(at: now, in: connection)
+            state.haltedUntil = until
+            try await Self.store(state, in: connection)
+        }
+        lastRefusal.withLock { $0 = .rateLimitedUpstream(until: until) }
         return until
     }
 
-    func remaining(now: Date) -> Remaining {
-        state.withLock { state in
-            advance(&state, to: now)
-            let halted = state.haltedUntil != nil
-            return Remaining(
-                hour: halted ? 0 : hourlyLimit - state.recentCalls.count, month: halted ? 0 : max(0, monthlyLimit - state.monthUsed))
+    /// The calls left in each window at `now` (none while halted).
+    func remaining(now: Date) async throws -> Remaining {
+        let (hourlyLimit, monthlyLimit) = (self.hourlyLimit, self.monthlyLimit)
+        return try await database.retryingTransaction { connection in
+            let state = try await Self.lockedState(at: now, in: connection)
+            let calls = try await connection.query("SELECT count(*) AS n FROM upstream_calls WHERE called_at > \(now - Self.hour)")[0]
+            if state.haltedUntil != nil { return Remaining(hour: 0, month: 0) }
+            return Remaining(hour: hourlyLimit - (try calls.decode("n", as: Int.self)), month: max(0, monthlyLimit - state.monthUsed))
         }
     }
 
-    private func advance(_ state: inout State, to now: Date) {
-        if let first = state.recentCalls.first, first + Self.hour <= now {
-            state.recentCalls.removeAll { $0 + Self.hour <= now }
-        }
+    /// Whether this instance was last refused a call for a reason that still holds at `now`.
+    func isSpent(now: Date) -> Bool {
+        lastRefusal.withLock { $0.map { $0.until > now } ?? false }
+    }
+
+    /// The budget's row, locked until the transaction ends, as it stands at `now`: a month
+    /// that ended starts afresh, a halt that ended is lifted.
+    private static func lockedState(at now: Date, in connection: DatabaseConnection) async throws -> State {
+        try await connection.execute(
+            "INSERT INTO upstream_budget (month_used, month_end) VALUES (0, \(endOfMonth(after: now))) ON CONFLICT (only_row) DO NOTHING")
+        let row = try await connection.query("SELECT month_used, month_end, halted_until FROM upstream_budget FOR UPDATE")[0]
+        var state = State(
+            monthUsed: try row.decode("month_used"), monthEnd: try row.decode("month_end"), haltedUntil: try row.decode("halted_until"))
         if now >= state.monthEnd {
             state.monthUsed = 0
-            state.monthEnd = Self.endOfMonth(after: now)
+            state.monthEnd = endOfMonth(after: now)
         }
         if let haltedUntil = state.haltedUntil, haltedUntil <= now { state.haltedUntil = nil }
+        return state
+    }
+
+    private static func store(_ state: State, in connection: DatabaseConnection) async throws {
+        try await connection.execute(
+            "UPDATE upstream_budget SET month_used = \(state.monthUsed), month_end = \(state.monthEnd), halted_until = \(state.haltedUntil)")
     }
 
     static func endOfMonth(after date: Date) -> Date {
