@@ -22,6 +22,7 @@ let package = Package(
             name: "postgres-bench",
             dependencies: [
                 .product(name: "PostlyPostgres", package: postly),
+                .product(name: "PostlyService", package: postly),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
@@ -32,6 +33,7 @@ let package = Package(
                 .product(name: "PostlyKafka", package: postly),
                 .product(name: "PostlyModels", package: postly),
                 .product(name: "PostlyPostgres", package: postly),
+                .product(name: "PostlyService", package: postly),
             ]
         ),
         // The comments service under HTTP load; run by `bench/comments.sh`.
@@ -41,6 +43,7 @@ let package = Package(
                 .product(name: "PostlyCurl", package: postly),
                 .product(name: "PostlyModels", package: postly),
                 .product(name: "PostlyPostgres", package: postly),
+                .product(name: "PostlyService", package: postly),
             ]
         ),
             // What a span costs when nothing traces (no tracer bootstrapped: the no-op tracer), as

@@ -22,6 +22,8 @@ for bench in "${benches[@]}"; do swift build -c release --product "$bench"; done
 bin=$(swift build -c release --show-bin-path)
 for bench in "${benches[@]}"; do
   echo "== $bench"
+  # A fetch wait of 100 ms, as deploy/up.sh gives the services: tansu holds every fetch that
+  # long, so it bounds how soon the consumer sees an event.
   POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_USER=postgres POSTGRES_DATABASE=postgres \
-    KAFKA_BROKERS=127.0.0.1:$broker_port "$bin/$bench"
+    KAFKA_BROKERS=127.0.0.1:$broker_port KAFKA_FETCH_WAIT_MAX_MS=100 "$bin/$bench"
 done

@@ -3,6 +3,7 @@ import Logging
 import PostlyCurl
 import PostlyModels
 import PostlyPostgres
+import PostlyService
 
 // The comments service under load, as the clients use it: GET of a post's 100 comments and
 // POST of a comment, each at BENCH_CONNECTIONS (64) concurrent connections for BENCH_SECONDS.
@@ -85,7 +86,8 @@ func runBenchmark(base: String, accessToken: String, connections: Int, seconds: 
     guard ready else { fatalError("postly-comments did not become ready") }
 
     // Two published posts in the projection, as post.created events would leave them.
-    let database = Database(configuration: PostgresConfiguration.fromEnvironment(), logger: logger)
+    // The service's database (POSTGRES_*, `postly_comments` by default), read as the service reads it.
+    let database = Database(configuration: ServiceConfiguration(name: "comments", defaultPort: 8083).postgres, logger: logger)
     let postAuthorId = UUID().uuidString.lowercased()
     let postId = UUID().uuidString.lowercased()
     let emptyPostId = UUID().uuidString.lowercased()

@@ -4,6 +4,7 @@ import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import PostlyService
 import ServiceLifecycle
 import Synchronization
 
@@ -85,9 +86,11 @@ func format(_ duration: Duration) -> String {
     String(format: "%.1f ms", Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)
 }
 
-var postgres = PostgresConfiguration.fromEnvironment()
+// The POSTGRES_* and KAFKA_* variables as the services read them (bench/run.sh sets them).
+let service = ServiceConfiguration(name: "bench", defaultPort: 1)
+var postgres = service.postgres
 postgres.poolSize = 8
-let kafka = KafkaConfiguration.fromEnvironment()
+let kafka = service.kafka
 let database = Database(configuration: postgres, logger: logger)
 try await database.execute("DROP TABLE IF EXISTS outbox, consumed_sequences, applied, schema_migrations")
 try await Migrations([Outbox.migration, Migration(version: 2, name: "applied", sql: "CREATE TABLE applied (event_id uuid PRIMARY KEY)")])

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import PostlyPostgres
+import PostlyService
 
 // Throughput of the same two queries through the libpq layer (PostlyPostgres) and through
 // postgres-nio's PostgresClient, each at 1 and 16 concurrent callers, in one run.
@@ -12,7 +13,8 @@ let rowCount = 10_000
 let authors = 100
 var logger = Logger(label: "postgres-bench")
 logger.logLevel = .warning
-let configuration = PostgresConfiguration.fromEnvironment()
+// The POSTGRES_* variables as the services read them (bench/run.sh sets them).
+let configuration = ServiceConfiguration(name: "bench", defaultPort: 1).postgres
 
 /// One way to run the two queries.
 protocol Driver: Sendable {
@@ -119,12 +121,15 @@ func seed(_ database: Database) async throws {
 
 var libpqConfiguration = configuration
 libpqConfiguration.poolSize = 16
+// No server settings (ServiceConfiguration adds a statement_timeout): the postgres-nio client
+// below sets none, and both drivers run the same statements under the same settings.
+libpqConfiguration.settings = [:]
 let database = Database(configuration: libpqConfiguration, logger: logger)
 try await seed(database)
 
 var clientConfiguration = PostgresClient.Configuration(
     host: configuration.host, port: configuration.port, username: configuration.user,
-    password: configuration.password, database: configuration.database, tls: .disable)
+    password: configuration.password?.value, database: configuration.database, tls: .disable)
 clientConfiguration.options.maximumConnections = 16
 let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
 
