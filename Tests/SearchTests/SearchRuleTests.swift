@@ -102,6 +102,8 @@ import TestSupport
             // Only the last word is a prefix.
             #expect(try await client.titles("micros fail").first == "Why microservices fail")
             #expect(try await client.titles("micro").isEmpty == false)
+            // However long the query, the word being typed counts.
+            #expect(try await client.titles("one two three four five six seven eight nine ten micros") == ["Why microservices fail"])
         }
     }
 

@@ -11,13 +11,14 @@ struct QueryPlan: Sendable, Hashable {
 
     var words: [Word]
 
-    /// At most this many words count; the rest of a long query is ignored.
+    /// At most this many words count: the first ones and the last, the one being typed; the
+    /// rest of a long query's middle is ignored.
     static let maxWords = 10
     static let maxCompletions = 30
 
     /// - Parameter words: the query's words in order, folded as the lexicon's are.
     init(words: [String], lexicon: Lexicon) {
-        let words = Array(words.prefix(Self.maxWords))
+        let words = words.count <= Self.maxWords ? words : words.prefix(Self.maxWords - 1) + [words[words.count - 1]]
         self.words = words.enumerated().map { index, word in
             guard Self.isLetters(word) else { return Word(text: word, alternatives: [word]) }
             var alternatives = [word]
