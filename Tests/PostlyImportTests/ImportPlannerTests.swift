@@ -156,4 +156,14 @@ import Testing
         #expect(LegacyTimestamp("0000-01-01T00:00:00Z") == nil)
         #expect(LegacyTimestamp("9999-12-31T23:59:59.999Z")?.text == "9999-12-31T23:59:59.999Z")
     }
+
+    /// In a `--jsonArray` file, a bad element is that element's problem only: the others are
+    /// read (one year-0 date lost the whole file before).
+    @Test func aBadElementOfAnArrayLosesThatElementOnly() throws {
+        let bytes = #"[{"a": 1}, {"d": {"$date": {"$numberLong": "-62167219200000"}}}, {"b": 2}, 3]"#
+        let file = DumpFile(path: "post_likes.json", bytes: Array(bytes.utf8))
+        #expect(file.entries.map(\.line) == [1, 2, 3, 4])
+        #expect(file.entries.map { (try? $0.document.get()) != nil } == [true, false, true, false])
+        #expect(try file.entries[2].document.get() == ["b": .int(2)])
+    }
 }

@@ -59,21 +59,42 @@ public struct DumpFile: Sendable {
         return entries
     }
 
-    /// An array is decoded as a whole, so one bad element makes every element bad: the error
-    /// names the array's first problem.
+    /// Each element of an array is decoded on its own, so a bad element is that element's
+    /// problem only; an array that is no JSON at all is one bad entry.
     private static func arrayEntries(_ bytes: [UInt8]) -> [Entry] {
-        let items: [ExtendedJSON]
+        let items: [ArrayElement]
         do {
-            items = try JSONDecoder().decode([ExtendedJSON].self, from: Data(bytes))
+            items = try JSONDecoder().decode([ArrayElement].self, from: Data(bytes))
         } catch {
             return [Entry(line: 1, endOffset: bytes.count, size: bytes.count, document: .failure(ExtendedJSONError(describe(error))))]
         }
         let encoder = JSONEncoder()
         return items.enumerated().map { index, item in
-            let size = (try? encoder.encode(item).count) ?? 0
-            let document: Result<[String: ExtendedJSON], ExtendedJSONError> =
-                if case .document(let fields) = item { .success(fields) } else { .failure(ExtendedJSONError("a document must be a JSON object")) }
-            return Entry(line: index + 1, endOffset: bytes.count, size: size, document: size > maximumDocumentSize ? .failure(tooLarge) : document)
+            let document: Result<[String: ExtendedJSON], ExtendedJSONError>
+            let size: Int
+            switch item.value {
+            case .success(.document(let fields)):
+                size = (try? encoder.encode(ExtendedJSON.document(fields)).count) ?? 0
+                document = size > maximumDocumentSize ? .failure(tooLarge) : .success(fields)
+            case .success:
+                (size, document) = (0, .failure(ExtendedJSONError("a document must be a JSON object")))
+            case .failure(let error):
+                (size, document) = (0, .failure(error))
+            }
+            return Entry(line: index + 1, endOffset: bytes.count, size: size, document: document)
+        }
+    }
+
+    /// One element of an array, or why it is no Extended JSON.
+    private struct ArrayElement: Decodable {
+        var value: Result<ExtendedJSON, ExtendedJSONError>
+
+        init(from decoder: any Decoder) {
+            do {
+                value = .success(try ExtendedJSON(from: decoder))
+            } catch {
+                value = .failure(ExtendedJSONError(DumpFile.describe(error)))
+            }
         }
     }
 
