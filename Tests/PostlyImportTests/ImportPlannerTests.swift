@@ -32,6 +32,21 @@ import Testing
         #expect(plan.report.fixes.contains { $0.rule == "email_trimmed_lowercased" && $0.from == .string("  Alice@Example.COM ") })
     }
 
+    /// Two documents whose emails differ only as the auth service does not tell them apart
+    /// (case, full-width letters) are one user, the other's id an alias: auth would refuse
+    /// the second as another user's email.
+    @Test func emailsAreComparedAsTheAuthServiceComparesThem() throws {
+        let users = DumpFile(path: "users.json", bytes: Array("""
+            {"userId": "u1", "name": "Ada", "email": "ADA@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
+            {"userId": "u2", "name": "Ada", "email": "\u{FF41}da@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-02T00:00:00Z"}
+            """.utf8))
+        let empty = DumpFile(path: "empty.json", bytes: [])
+        let plan = ImportPlanner.plan(users: users, posts: empty, likes: empty, runId: "test")
+        #expect(plan.users.map(\.record.email) == ["ada@example.com"])
+        #expect(plan.aliases.count == 1)
+        #expect(plan.report.rejected.isEmpty)
+    }
+
     @Test func namesPicturesAndDatesAreNormalized() throws {
         let plan = try FlaskDump.plan("relaxed")
         let users = Dictionary(uniqueKeysWithValues: plan.users.map { ($0.record.email, $0.record) })

@@ -49,7 +49,7 @@ public struct ImportPlanner {
                 reject(.users, entry.line, userId, "missing email")
                 continue
             }
-            let email = typed.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            let email = EmailAddress.normalized(typed)
             if email != typed { fix(.users, userId, "email", "email_trimmed_lowercased", .string(typed), .string(email)) }
 
             var name = document["name"]?.string ?? ""

@@ -54,7 +54,7 @@ struct AuthController {
         if (body.password ?? "").isEmpty { errors["password"] = "must not be empty" }
         if body.password?.contains("\u{0}") == true { errors["password"] = AuthValidation.nulInPassword }
         guard errors.isEmpty, let password = body.password else { throw APIError.invalidFields(errors) }
-        let email = AuthValidation.normalizedEmail(body.email ?? "")
+        let email = EmailAddress.normalized(body.email ?? "")
         // Charged as a failure before the hash is checked, forgiven when the password was right.
         let charge = try await rateLimiter.charge(email: email, client: Self.clientAddress(of: request, context: context))
         let account: Account?

@@ -1,4 +1,5 @@
 import Foundation
+import PostlyModels
 import PostlyService
 
 /// The contract's rules for names, emails and passwords.
@@ -9,15 +10,6 @@ enum AuthValidation {
     static let minimumPasswordLength = 8
     /// Far above any real password; every byte counts (`PasswordHasher` pre-hashes).
     static let maximumPasswordLength = 1000
-
-    /// Emails are trimmed, NFKC-normalized and case-folded before they are stored or compared:
-    /// spellings that look alike (composed or not, full-width, another case) are one account.
-    static func normalizedEmail(_ email: String) -> String {
-        email.trimmingCharacters(in: .whitespacesAndNewlines)
-            .precomposedStringWithCompatibilityMapping
-            .folding(options: .caseInsensitive, locale: nil)
-            .precomposedStringWithCompatibilityMapping
-    }
 
     /// Characters nobody sees or that reorder what is shown (zero-width, bidirectional
     /// controls, other format characters): the tools of a look-alike address.
@@ -52,7 +44,7 @@ enum AuthValidation {
             errors["name"] = problem
         }
         let written = email ?? ""
-        let email = normalizedEmail(written)
+        let email = EmailAddress.normalized(written)
         if email.isEmpty {
             errors["email"] = "must not be empty"
         } else if hasInvisibleCharacters(written) {

@@ -27,7 +27,7 @@ struct UsersImportController {
         return try await writes.write { transaction in
             var outcome = ImportOutcome()
             for var user in batch.users {
-                user.email = AuthValidation.normalizedEmail(user.email)
+                user.email = EmailAddress.normalized(user.email)
                 if let problem = Self.problem(with: user) {
                     outcome.reject(user.userId, problem)
                     continue

@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import Logging
 import PostlyCurl
+import PostlyModels
 import PostlyService
 
 /// Verifies Google ID tokens: the signature with the issuer's published keys (fetched through
@@ -74,7 +75,7 @@ public final class GoogleIDTokenVerifier: Sendable {
         guard configuration.acceptedIssuers.contains(claims.iss.value),
             claims.aud.value.contains(where: { configuration.clientIds.contains($0) })
         else { throw Self.invalid }
-        guard let email = claims.email.map(AuthValidation.normalizedEmail), !email.isEmpty, claims.emailVerified?.value == true else {
+        guard let email = claims.email.map(EmailAddress.normalized), !email.isEmpty, claims.emailVerified?.value == true else {
             throw APIError.unauthorized("The Google account's email is not verified")
         }
         let name = claims.name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
