@@ -83,6 +83,28 @@ import TestSupport
         }
     }
 
+    /// A scheduled post leaves at its publish time, once, and not a moment before: its
+    /// creation and its edits while scheduled send nothing.
+    @Test func aScheduledPostFederatesOnlyWhenItIsPublished() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                let post = UUID().uuidString.lowercased()
+                try await service.apply(postEvent(.created, id: post, status: .scheduled, author: ada, sequence: 1))
+                try await service.apply(postEvent(.updated, id: post, title: "Retitled", status: .scheduled, author: ada, sequence: 2))
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(peer.activities("Create").isEmpty && peer.activities("Update").isEmpty)
+                #expect(try await service.get("/ap/posts/\(post)").status == .notFound)
+
+                try await service.apply(postEvent(.updated, id: post, title: "Retitled", author: ada, sequence: 3))
+                let create = try await eventually(seconds: 5) { peer.activities("Create").first }
+                #expect(create?.activity?["object"]?["name"] == "Retitled")
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(peer.activities("Create").count == 1 && peer.activities("Update").isEmpty)
+            }
+        }
+    }
+
     @Test func aFailingInboxIsRetriedHonouringRetryAfter() async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in

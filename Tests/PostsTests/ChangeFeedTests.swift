@@ -197,6 +197,50 @@ import TestSupport
         }
     }
 
+    /// A page holds at most 4 MiB, however many entries were asked for, and the cursor goes on
+    /// from where it was cut: a client on a phone never gets a page it cannot hold.
+    @Test func aPageStopsAtFourMebibytesAndTheNextGoesOn() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let before = try await Self.page(api, since: "now")
+            let content = String(repeating: "word ", count: 20_000)
+            var ids: Set<String> = []
+            for n in 1...25 { ids.insert(try await api.create("Long \(n)", content: content, as: ada).id) }
+            _ = try await Self.collect(api, since: before.next, count: 25)
+
+            let answer = try await api.request(.get, "/api/changes?limit=500&since=\(before.next)")
+            let first = try PostlyJSON.decoder().decode(Page.self, from: answer.body)
+            #expect(answer.body.count <= 4 << 20, "\(answer.body.count) bytes")
+            #expect(first.more && !first.changes.isEmpty && first.changes.count < 25)
+            let rest = try await Self.collect(api, since: first.next, count: 25 - first.changes.count)
+            #expect(Set((first.changes + rest.changes).map(\.id)) == ids)
+        }
+    }
+
+    /// A log restored into another cluster (its transaction ids ahead of this cluster's): at
+    /// start its entries move to the present and a new epoch makes every old cursor answer
+    /// 410, so clients resync instead of missing what lies between; nothing is lost.
+    @Test func aLogRestoredIntoAnotherClusterStartsANewEpoch() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let before = try await Self.page(api, since: "now")
+            let post = try await api.create(as: ada)
+            let after = try await Self.collect(api, since: before.next, count: 1)
+            let feed = ChangeFeed(database: api.database, logger: testLogger)
+            try await feed.checkEpoch()
+            #expect(try await api.request(.get, "/api/changes?since=\(after.next)").status == .ok, "this cluster's own log keeps its epoch")
+
+            // What a logical restore leaves: transaction ids of a cluster further along.
+            try await api.database.execute("UPDATE changes SET txid = (pg_current_xact_id()::text::bigint + 1000000)::text::xid8")
+            try await feed.checkEpoch()
+            let old = try await api.request(.get, "/api/changes?since=\(after.next)")
+            #expect(old.status == .gone && old.problem?.code == "cursor_expired", "\(old.text)")
+            let resync = try await Self.collect(api, count: 1)
+            #expect(resync.changes.map(\.id) == [post.id])
+            #expect(try await Self.page(api, since: resync.next).changes.isEmpty)
+        }
+    }
+
     /// `since=now` is after the latest transaction by number: transaction 10 comes after 9,
     /// which its text form would sort after it.
     @Test func sinceNowIsAfterTheLatestTransactionByNumber() async throws {
