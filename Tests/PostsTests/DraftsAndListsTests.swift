@@ -100,6 +100,23 @@ import TestSupport
         }
     }
 
+    /// The feed and an author's list go by when a post was published, not when it was
+    /// written: a draft published today comes before a post published yesterday.
+    @Test func listsAreOrderedByPublicationThenCreation() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let draft = try await api.create("Written first, published last", status: .draft, as: ada)
+            api.clock.advance(by: 60)
+            _ = try await api.create("Published in between", as: ada)
+            api.clock.advance(by: 60)
+            let published = try await api.request(.put, "/api/posts/\(draft.id)", as: ada, json: #"{"status":"published"}"#)
+            #expect(published.status == .ok)
+            let expected = ["Written first, published last", "Published in between"]
+            #expect(try await api.request(.get, "/api/posts").page().posts.map(\.title) == expected)
+            #expect(try await api.request(.get, "/api/users/\(ada.id)/posts").page().posts.map(\.title) == expected)
+        }
+    }
+
     @Test func outOfRangePageOrLimitIs400() async throws {
         try await withPostsService { api in
             for query in ["page=0", "page=-1", "page=x", "limit=0", "limit=101", "limit=ten"] {
