@@ -13,9 +13,11 @@ func buildApplicationAndHub(
 ) throws -> (app: some ApplicationProtocol, hub: NotificationHub) {
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger, options: options)
     let repository = PostgresNotificationRepository(database: kit.database)
+    let openStreams = OpenStreams(
+        database: kit.database, streamsPerUser: configuration.streamsPerUser, staleAfter: configuration.heartbeatInterval * 3)
     let hub = NotificationHub(
-        database: kit.database, repository: repository, heartbeatInterval: configuration.heartbeatInterval,
-        streamCapacity: configuration.streamCapacity, streamsPerUser: configuration.streamsPerUser, logger: logger)
+        database: kit.database, repository: repository, openStreams: openStreams, heartbeatInterval: configuration.heartbeatInterval,
+        streamCapacity: configuration.streamCapacity, logger: logger)
     kit.denyList.onRevocation { hub.endSession($0) }
     let app = kit.application(
         router: buildRouter(kit, configuration, repository: repository, hub: hub),

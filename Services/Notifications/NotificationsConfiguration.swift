@@ -12,8 +12,8 @@ public struct NotificationsConfiguration: Sendable {
     /// `NOTIFICATIONS_STREAM_BUFFER` (default 64): how many events a stream may fall behind
     /// its client before it is dropped.
     public var streamCapacity: Int
-    /// `NOTIFICATIONS_STREAMS_PER_USER` (default 5): streams one user may have open on an
-    /// instance; one more closes the user's oldest.
+    /// `NOTIFICATIONS_STREAMS_PER_USER` (default 5): streams one user may have open, on all
+    /// instances together; one more closes the user's oldest.
     public var streamsPerUser: Int
     /// How long a stream ticket is valid (the contract's 60 seconds).
     public var ticketLifetime: Duration = .seconds(60)

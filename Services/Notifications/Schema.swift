@@ -56,4 +56,5 @@ let schema = Migrations([
             -- When the access token that asked for the ticket expires: the stream ends then.
             ALTER TABLE stream_tickets ADD COLUMN access_expires_at timestamptz;
             """),
+    OpenStreams.migration,
 ])

@@ -169,6 +169,29 @@ import TestSupport
         }
     }
 
+    /// A user's streams count together on every instance: with three open on each of two
+    /// instances, the oldest ends, wherever it is.
+    @Test func aUsersStreamsOnTwoInstancesCountTogether() async throws {
+        try await NotificationsTestService.run(instances: 2) { service in
+            let author = try await service.user("Ada")
+            var streams: [EventStreamClient] = []
+            for index in 0..<5 {
+                streams.append(try await service.openStream(as: try await service.user("Ada", id: author.id), on: index % 2))
+                #expect(try await eventually { service.instances.map(\.hub.streamCount).reduce(0, +) == streams.count })
+            }
+            #expect(try await service.database.query("SELECT count(*) AS n FROM open_streams")[0].decode("n", as: Int.self) == 5)
+            let sixth = try await service.openStream(as: author, on: 1)
+            #expect(sixth.status == 200)
+            #expect(try await eventually { streams[0].ended }, "the oldest, on the other instance")
+            #expect(streams.dropFirst().allSatisfy { !$0.ended } && !sixth.ended)
+            #expect(try await eventually { service.instances[0].hub.streamCount == 2 && service.instances[1].hub.streamCount == 3 })
+            for stream in streams + [sixth] { await stream.close() }
+            #expect(try await eventually {
+                try await service.database.query("SELECT count(*) AS n FROM open_streams")[0].decode("n", as: Int.self) == 0
+            }, "a closed stream stops counting")
+        }
+    }
+
     /// A stream opened with a token that expires ends then, heartbeat or not.
     @Test func aStreamEndsWhenItsTokenExpires() async throws {
         try await NotificationsTestService.run(configure: { $0.heartbeatInterval = .milliseconds(100) }) { service in

@@ -17,7 +17,7 @@ import TestSupport
 
     @Test func aReaderThatFallsBehindIsDroppedAndItsConnectionClosed() async {
         let closed = Locked(0)
-        let subscription = StreamSubscription(id: 1, userId: "ada", sessionId: "s", expiresAt: .distantFuture, capacity: 2) { closed.withLock { $0 += 1 } }
+        let subscription = StreamSubscription(id: "s1", userId: "ada", sessionId: "s", expiresAt: .distantFuture, capacity: 2) { closed.withLock { $0 += 1 } }
         guard case .queued = subscription.offer(Self.notification(1)), case .queued = subscription.offer(.heartbeat) else {
             Issue.record("within capacity, items are queued")
             return

@@ -54,7 +54,7 @@ struct NotificationStreamController: Sendable {
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .accelBuffering: "no"],
             body: ResponseBody { writer in
-                let subscription = hub.subscribe(userId: caller.userId, sessionId: caller.sessionId, expiresAt: caller.expiresAt) {
+                let subscription = await hub.subscribe(userId: caller.userId, sessionId: caller.sessionId, expiresAt: caller.expiresAt) {
                     channel.close(promise: nil)
                 }
                 defer { hub.unsubscribe(subscription) }

@@ -9,61 +9,59 @@ import Synchronization
 /// any instance (`NOTIFY` on the service's database at commit, read back only when one of
 /// its recipient's streams is open here), a heartbeat for all at once, and the end of a
 /// revoked session's streams, of streams whose token expired (checked at each heartbeat), and
-/// of a user's oldest stream when one more than `streamsPerUser` opens.
+/// of a user's oldest stream when one more than allowed opens on any instance (`OpenStreams`).
 final class NotificationHub: Service {
     private struct State {
-        var nextId = 0
-        var byUser: [String: [Int: StreamSubscription]] = [:]
+        var byUser: [String: [String: StreamSubscription]] = [:]
         var count = 0
     }
 
     private let database: Database
     private let repository: any NotificationRepository
+    private let openStreams: OpenStreams
     private let heartbeatInterval: Duration
     private let streamCapacity: Int
-    private let streamsPerUser: Int
     private let logger: Logger
     private let state = Mutex(State())
-    private let openStreams = Gauge(label: "postly_notification_streams_open")
+    private let openGauge = Gauge(label: "postly_notification_streams_open")
     private let dropped = Counter(label: "postly_notification_streams_dropped_total")
     /// Whether `LISTEN` took effect once already: when it does again, signals were missed.
     private let listenedBefore = Atomic(false)
 
     init(
-        database: Database, repository: any NotificationRepository, heartbeatInterval: Duration, streamCapacity: Int,
-        streamsPerUser: Int, logger: Logger
+        database: Database, repository: any NotificationRepository, openStreams: OpenStreams, heartbeatInterval: Duration,
+        streamCapacity: Int, logger: Logger
     ) {
         self.database = database
         self.repository = repository
+        self.openStreams = openStreams
         self.heartbeatInterval = heartbeatInterval
         self.streamCapacity = streamCapacity
-        self.streamsPerUser = streamsPerUser
         self.logger = logger
     }
 
     // MARK: - Streams
 
     /// Registers a stream of the user's notifications, until `expiresAt`; `closeConnection`
-    /// drops it for good. A user's oldest stream here ends when this one is one too many.
+    /// drops it for good. The user's oldest stream, on any instance, ends when this one is one
+    /// too many; when the database cannot count it, the stream opens all the same.
     func subscribe(
         userId: String, sessionId: String, expiresAt: Date, closeConnection: @escaping @Sendable () -> Void
-    ) -> StreamSubscription {
-        let (subscription, count, oldest) = state.withLock { state in
-            state.nextId += 1
-            let subscription = StreamSubscription(
-                id: state.nextId, userId: userId, sessionId: sessionId, expiresAt: expiresAt, capacity: streamCapacity,
-                closeConnection: closeConnection)
+    ) async -> StreamSubscription {
+        let subscription = StreamSubscription(
+            id: UUID().uuidString.lowercased(), userId: userId, sessionId: sessionId, expiresAt: expiresAt, capacity: streamCapacity,
+            closeConnection: closeConnection)
+        do {
+            try await openStreams.open(id: subscription.id, userId: userId)
+        } catch {
+            logger.warning("cannot count a stream among its user's", metadata: ["error": "\(error)"])
+        }
+        let count = state.withLock { state in
             state.byUser[userId, default: [:]][subscription.id] = subscription
             state.count += 1
-            var oldest: StreamSubscription?
-            if let open = state.byUser[userId], open.count > streamsPerUser, let id = open.keys.min() {
-                oldest = state.byUser[userId]?.removeValue(forKey: id)
-                state.count -= 1
-            }
-            return (subscription, state.count, oldest)
+            return state.count
         }
-        openStreams.record(count)
-        oldest?.drop()
+        openGauge.record(count)
         return subscription
     }
 
@@ -75,7 +73,9 @@ final class NotificationHub: Service {
             return state.count
         }
         subscription.end()
-        openStreams.record(count)
+        openGauge.record(count)
+        // Not waited for: a row left behind stops counting after three heartbeats.
+        Task { [openStreams] in try? await openStreams.close(id: subscription.id) }
     }
 
     var streamCount: Int { state.withLock { $0.count } }
@@ -97,6 +97,7 @@ final class NotificationHub: Service {
     func run() async throws {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.forwardSignals() }
+            group.addTask { await self.closeWhenAsked() }
             group.addTask { await self.beat() }
             // Streams end on their own at graceful shutdown (the HTTP server's, which comes
             // first); this ends the hub's loops after it, or on cancellation.
@@ -129,16 +130,29 @@ final class NotificationHub: Service {
         }
     }
 
+    /// Drops this instance's streams that another opening made one too many for their user.
+    private func closeWhenAsked() async {
+        for await id in database.listen(channel: OpenStreams.closingChannel) {
+            for subscription in subscriptions(where: { $0.id == id }) { subscription.drop() }
+        }
+    }
+
     private func beat() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: heartbeatInterval)
             let now = Date()
-            for subscription in subscriptions(where: { _ in true }) {
+            let open = subscriptions(where: { _ in true })
+            for subscription in open {
                 if subscription.expiresAt <= now {
                     subscription.end()
                 } else {
                     offer(.heartbeat, to: subscription)
                 }
+            }
+            do {
+                try await openStreams.refresh(ids: open.map(\.id))
+            } catch {
+                logger.warning("cannot mark this instance's streams as open", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -11,7 +11,8 @@ enum StreamItem: Sendable {
 /// is dropped (its connection closed) rather than buffered for; it reconnects with
 /// `Last-Event-ID` and is replayed what it missed.
 final class StreamSubscription: Sendable {
-    let id: Int
+    /// Unique across instances (`OpenStreams`).
+    let id: String
     let userId: String
     let sessionId: String
     /// When the caller's access token expires: the stream ends then.
@@ -20,7 +21,7 @@ final class StreamSubscription: Sendable {
     private let continuation: AsyncStream<StreamItem>.Continuation
     private let closeConnection: @Sendable () -> Void
 
-    init(id: Int, userId: String, sessionId: String, expiresAt: Date, capacity: Int, closeConnection: @escaping @Sendable () -> Void) {
+    init(id: String, userId: String, sessionId: String, expiresAt: Date, capacity: Int, closeConnection: @escaping @Sendable () -> Void) {
         self.id = id
         self.userId = userId
         self.sessionId = sessionId
