@@ -36,6 +36,16 @@ from postly_suite.suite import declared_services, free_port, postgres_settings  
 K8S = os.path.join(ROOT, "deploy", "k8s")
 TOOLS = os.path.join(ROOT, ".deps", "k8s-tools", "bin")
 OVERLAYS = ["single-node", "ha"]
+# What the spec's section 7 asks of each overlay: replicas of every service (posts and search
+# more), PostgreSQL instances, and each Kafka topic's replicas and min.insync.replicas.
+SCALE = {
+    "single-node": {"replicas": 1, "more": {}, "instances": 1, "topic_replicas": 1, "min_insync": 1},
+    "ha": {"replicas": 2, "more": {"posts": 3, "search": 3}, "instances": 3, "topic_replicas": 3, "min_insync": 2},
+}
+# A service's shutdown: the preStop pause (endpoints drain), then up to 30 s of the Kafka
+# flush and the HTTP drain, all within the grace period.
+SHUTDOWN_SECONDS = 30
+SERVICE_UID = 10001  # deploy/Dockerfile's user
 IMPORT_JOB = os.path.join(K8S, "jobs", "import.yaml")
 # The policy, pinned: which checkov checks every workload must pass.
 POLICY = {
@@ -246,9 +256,29 @@ def main():
             check(f"{overlay}: {name}'s probes ask routes every service serves", set(probes.values()) <= routes, probes)
             check(f"{overlay}: {name} is ready while its database is (/health/serving, not the broker's /health/ready)",
                   probes["readinessProbe"] == "/health/serving")
+            pod = deployment["spec"]["template"]["spec"]
+            pause = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
+            grace = pod.get("terminationGracePeriodSeconds", 30)
+            check(f"{overlay}: {name} drains its endpoints, then its {SHUTDOWN_SECONDS} s of shutdown, within its grace period",
+                  pause[:1] == ["sleep"] and grace >= int(pause[1]) + SHUTDOWN_SECONDS, (pause, grace))
+            uid = container.get("securityContext", {}).get("runAsUser", pod.get("securityContext", {}).get("runAsUser"))
+            check(f"{overlay}: {name} runs as the Dockerfile's user ({SERVICE_UID})", uid == SERVICE_UID, uid)
+            scale = SCALE[overlay]
+            wanted = scale["more"].get(name, scale["replicas"])
+            check(f"{overlay}: {name} runs {wanted} time(s)", deployment["spec"].get("replicas", 1) == wanted, deployment["spec"].get("replicas"))
+            if wanted > 1:
+                check(f"{overlay}: {name} has an autoscaler", any(
+                    a["spec"]["scaleTargetRef"]["name"] == name for a in by_kind.get("HorizontalPodAutoscaler", {}).values()))
         databases = {d["spec"]["name"] for d in by_kind.get("Database", {}).values()}
         check(f"{overlay}: one CloudNativePG database per service", {f"postly_{n}" for n in services} <= databases,
               sorted({f"postly_{n}" for n in services} - databases))
+        scale = SCALE[overlay]
+        instances = by_kind.get("Cluster", {}).get("postly-db", {}).get("spec", {}).get("instances")
+        check(f"{overlay}: PostgreSQL runs {scale['instances']} instance(s)", instances == scale["instances"], instances)
+        replication = {t["spec"]["topicName"]: (t["spec"].get("replicas"), t["spec"].get("config", {}).get("min.insync.replicas"))
+                       for t in by_kind.get("KafkaTopic", {}).values()}
+        check(f"{overlay}: every topic has {scale['topic_replicas']} replica(s), {scale['min_insync']} in sync for a write",
+              replication and set(replication.values()) == {(scale["topic_replicas"], scale["min_insync"])}, replication)
         kafka_topics = {t["spec"]["topicName"]: t["spec"]["partitions"] for t in by_kind.get("KafkaTopic", {}).values()}
         check(f"{overlay}: the topics and partitions deploy/up.sh creates", set(kafka_topics) == topics and {str(p) for p in kafka_topics.values()} == partitions,
               kafka_topics)
