@@ -168,6 +168,21 @@ def walk(client, suite):
     answer = client.call("GET", "/api/posts/search?q=" + urllib.parse.quote("a & | ! ( b"))
     check("search takes any text", answer.status == 200, answer)
 
+    # A scheduled post: nowhere before its time; then published by the scheduler and found by
+    # search within the second.
+    publish_at = time.time() + 3
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(publish_at)) + f".{int(publish_at * 1000) % 1000:03d}Z"
+    answer = client.call("POST", "/api/posts", ada, {"title": f"The {topic} at dawn", "content": "Later.", "status": "scheduled", "publishAt": stamp})
+    check("a post is scheduled", answer.status == 201 and answer.body.get("status") == "scheduled", answer)
+    scheduled_id = answer.body.get("_id") if isinstance(answer.body, dict) else None
+    dawn = lambda: client.call("GET", "/api/posts/search?q=" + urllib.parse.quote(f"{topic} dawn")).body or []
+    check("search does not find a scheduled post before its time", all(p["_id"] != scheduled_id for p in dawn()))
+    time.sleep(max(0.0, publish_at - time.time()))
+    found, took = eventually(WITHIN + 1, lambda: any(p["_id"] == scheduled_id for p in dawn()))
+    check(f"search finds it within {WITHIN + 1:.0f} s of its time ({took:.2f} s)", found, found or search_trail(suite, scheduled_id))
+    listed = client.call("GET", f"/api/posts/{scheduled_id}").body or {}
+    check("it is published at its time", listed.get("status") == "published" and listed.get("publishedAt", "")[:19] == stamp[:19], listed)
+
     # Notifications: the like and the comment reached Ada's open stream.
     def streamed():
         types = [n["type"] for n in stream.notifications()]
