@@ -11,10 +11,13 @@ public struct TextLimit: Sendable {
         self.bytes = bytes ?? 4 * characters
     }
 
-    /// What is wrong with `text`, as a field error; nil when it fits. A NUL is wrong in any
-    /// text: PostgreSQL cannot store it.
+    /// The field error of a text holding a NUL, which PostgreSQL cannot store (and bcrypt
+    /// would stop at, in a password).
+    public static let nulCharacters = "must not contain NUL characters"
+
+    /// What is wrong with `text`, as a field error; nil when it fits.
     public func problem(with text: String) -> String? {
-        if text.utf8.contains(0) { return "must not contain NUL characters" }
+        if text.utf8.contains(0) { return Self.nulCharacters }
         if text.count > characters { return "must be at most \(characters) characters" }
         if text.utf8.count > bytes { return "must be at most \(bytes) bytes" }
         return nil

@@ -52,7 +52,7 @@ struct AuthController {
         if (body.email ?? "").isEmpty { errors["email"] = "must not be empty" }
         if AuthValidation.hasInvisibleCharacters(body.email ?? "") { errors["email"] = AuthValidation.invisibleCharacters }
         if (body.password ?? "").isEmpty { errors["password"] = "must not be empty" }
-        if body.password?.contains("\u{0}") == true { errors["password"] = AuthValidation.nulInPassword }
+        if body.password?.contains("\u{0}") == true { errors["password"] = TextLimit.nulCharacters }
         guard errors.isEmpty, let password = body.password else { throw APIError.invalidFields(errors) }
         let email = EmailAddress.normalized(body.email ?? "")
         // Charged as a failure before the hash is checked, forgiven when the password was right.

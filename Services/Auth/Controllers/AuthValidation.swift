@@ -22,8 +22,6 @@ enum AuthValidation {
     }
 
     static let invisibleCharacters = "must not contain invisible or bidirectional control characters"
-    /// bcrypt would stop at it: "\u{0}abcdefg" would sign in as "\u{0}".
-    static let nulInPassword = "must not contain NUL characters"
 
     /// One `@`, a non-empty local part, a dotted domain, no white space, at most 254 characters.
     static func isValidEmail(_ email: String) -> Bool {
@@ -53,8 +51,9 @@ enum AuthValidation {
             errors["email"] = "must be a valid email address"
         }
         let password = password ?? ""
+        // bcrypt stops at a NUL: "\u{0}abcdefg" would sign in as "\u{0}".
         if password.contains("\u{0}") {
-            errors["password"] = nulInPassword
+            errors["password"] = TextLimit.nulCharacters
         } else if password.count < minimumPasswordLength {
             errors["password"] = "must be at least \(minimumPasswordLength) characters"
         } else if password.count > maximumPasswordLength {
