@@ -79,7 +79,7 @@ struct ImageSuggestions: Sendable {
     /// The upstream call, within the user's allowance and the budget; the answer is cached.
     private func fetch(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
         let outcome = try await callWithinBudget(query, from: upstream, userId: userId)
-        if let remaining = try? await budget.remaining(now: now()) { metrics.record(remaining) }
+        if let remaining = budget.remaining { metrics.record(remaining) }
         metrics.record(cache.usage)
         return outcome
     }

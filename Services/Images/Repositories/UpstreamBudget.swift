@@ -76,6 +76,7 @@ final class UpstreamBudget: Sendable {
     let database: Database
     /// The last refusal of this instance, for the readiness notes (which never wait on the database).
     private let lastRefusal = Mutex<Refusal?>(nil)
+    private let lastRemaining = Mutex<Remaining?>(nil)
 
     init(hourlyLimit: Int, monthlyLimit: Int, userHourlyLimit: Int, database: Database) {
         self.hourlyLimit = hourlyLimit
@@ -87,7 +88,7 @@ final class UpstreamBudget: Sendable {
     /// Counts one call by `userId` at `now` against the user's allowance and both windows,
     /// or says why none may be made (and counts nothing).
     func reserve(userId: String, now: Date) async throws -> Reservation {
-        let reservation = try await database.retryingTransaction { connection -> Reservation in
+        let (reservation, remaining) = try await database.retryingTransaction { connection -> (Reservation, Remaining) in
             var state = try await Self.lockedState(at: now, in: connection)
             try await connection.execute("DELETE FROM upstream_calls WHERE called_at <= \(now - Self.hour)")
             let calls = try await connection.query(
@@ -97,22 +98,32 @@ final class UpstreamBudget: Sendable {
                     min(called_at) FILTER (WHERE user_id = \(userId)) AS oldest_by_user
                 FROM upstream_calls
                 """)[0]
+            var hourUsed = try calls.decode("hour", as: Int.self)
+            let reservation: Reservation
             if try calls.decode("by_user", as: Int.self) >= userHourlyLimit {
-                return .userLimited(until: try calls.decode("oldest_by_user", as: Date.self) + Self.hour)
+                reservation = .userLimited(until: try calls.decode("oldest_by_user", as: Date.self) + Self.hour)
+            } else if let haltedUntil = state.haltedUntil {
+                reservation = .refused(.rateLimitedUpstream(until: haltedUntil))
+            } else if hourUsed >= hourlyLimit {
+                reservation = .refused(.hourSpent(until: try calls.decode("oldest", as: Date.self) + Self.hour))
+            } else if state.monthUsed >= monthlyLimit {
+                reservation = .refused(.monthSpent(until: state.monthEnd))
+            } else {
+                try await connection.execute("INSERT INTO upstream_calls (user_id, called_at) VALUES (\(userId), \(now))")
+                hourUsed += 1
+                state.monthUsed += 1
+                try await Self.store(state, in: connection)
+                reservation = .granted
             }
-            if let haltedUntil = state.haltedUntil { return .refused(.rateLimitedUpstream(until: haltedUntil)) }
-            if try calls.decode("hour", as: Int.self) >= hourlyLimit {
-                return .refused(.hourSpent(until: try calls.decode("oldest", as: Date.self) + Self.hour))
-            }
-            if state.monthUsed >= monthlyLimit { return .refused(.monthSpent(until: state.monthEnd)) }
-            try await connection.execute("INSERT INTO upstream_calls (user_id, called_at) VALUES (\(userId), \(now))")
-            state.monthUsed += 1
-            try await Self.store(state, in: connection)
-            return .granted
+            let remaining = state.haltedUntil == nil
+                ? Remaining(hour: max(0, hourlyLimit - hourUsed), month: max(0, monthlyLimit - state.monthUsed))
+                : Remaining(hour: 0, month: 0)
+            return (reservation, remaining)
         }
         lastRefusal.withLock { last in
             if case .refused(let refusal) = reservation { last = refusal } else if reservation == .granted { last = nil }
         }
+        lastRemaining.withLock { $0 = remaining }
         return reservation
     }
 
@@ -120,7 +131,7 @@ final class UpstreamBudget: Sendable {
     /// cannot be written: the answer is no less good, and the next one says it again.
     func believe(_ rateLimit: PexelsClient.RateLimit, now: Date) async {
         let (monthlyLimit, longestPeriod) = (self.monthlyLimit, Self.longestPeriod)
-        try? await database.retryingTransaction { connection in
+        let monthLeft = try? await database.retryingTransaction { connection in
             var state = try await Self.lockedState(at: now, in: connection)
             if let reset = rateLimit.reset, reset > now, reset.timeIntervalSince(now) <= longestPeriod {
                 state.monthEnd = reset
@@ -129,7 +140,9 @@ final class UpstreamBudget: Sendable {
                 state.monthUsed = max(state.monthUsed, monthlyLimit - max(0, remaining))
             }
             try await Self.store(state, in: connection)
+            return max(0, monthlyLimit - state.monthUsed)
         }
+        if let monthLeft { lastRemaining.withLock { $0?.month = monthLeft } }
     }
 
     /// After an upstream 429: nothing is called for an hour. Returns until when. When the
@@ -143,19 +156,13 @@ final class UpstreamBudget: Sendable {
             try await Self.store(state, in: connection)
         }
         lastRefusal.withLock { $0 = .rateLimitedUpstream(until: until) }
+        lastRemaining.withLock { $0 = Remaining(hour: 0, month: 0) }
         return until
     }
 
-    /// The calls left in each window at `now` (none while halted).
-    func remaining(now: Date) async throws -> Remaining {
-        let (hourlyLimit, monthlyLimit) = (self.hourlyLimit, self.monthlyLimit)
-        return try await database.retryingTransaction { connection in
-            let state = try await Self.lockedState(at: now, in: connection)
-            let calls = try await connection.query("SELECT count(*) AS n FROM upstream_calls WHERE called_at > \(now - Self.hour)")[0]
-            if state.haltedUntil != nil { return Remaining(hour: 0, month: 0) }
-            return Remaining(hour: hourlyLimit - (try calls.decode("n", as: Int.self)), month: max(0, monthlyLimit - state.monthUsed))
-        }
-    }
+    /// The calls left in each window (none while halted) as this instance last counted them,
+    /// for the gauges, which then cost no statement of their own.
+    var remaining: Remaining? { lastRemaining.withLock { $0 } }
 
     /// Whether this instance was last refused a call for a reason that still holds at `now`.
     func isSpent(now: Date) -> Bool {
