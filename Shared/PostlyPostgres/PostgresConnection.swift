@@ -402,8 +402,12 @@ final class PostgresConnection: Sendable {
             let succeeded = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
             switch item {
             case .preparation(let sql):
-                // Not prepared after all: prepared again under a new name next time.
-                if !succeeded { state.statements[sql] = nil }
+                // Not prepared after all: prepared again under a new name next time. Its
+                // error is the pipeline's (the commands after it are only aborted).
+                if !succeeded {
+                    state.statements[sql] = nil
+                    if status != PGRES_PIPELINE_ABORTED { firstError = firstError ?? Self.error(of: result, handle) }
+                }
             case .command(let index):
                 if succeeded {
                     results[index] = Self.statementResult(result)
@@ -425,7 +429,10 @@ final class PostgresConnection: Sendable {
             throw firstError ?? lost
         }
         if let firstError { throw firstError }
-        return results.map { $0! }
+        let answered = results.compactMap { $0 }
+        // Aborted with no error before it: not a state to answer from.
+        guard answered.count == commands.count else { throw .server(sqlState: "XX000", message: "a pipelined command was aborted without an error") }
+        return answered
     }
 
     // MARK: - Results and errors

@@ -175,6 +175,27 @@ struct TransactionTests {
         }
     }
 
+    /// A transaction's first statement goes in one pipeline with its BEGIN and its
+    /// preparation; a preparation the server refuses is that statement's error (it crashed
+    /// the process while only the aborted command after it was read).
+    @Test func aFirstStatementThatCannotBePreparedIsItsError() async throws {
+        try await TestDatabase.with { database in
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.transaction { connection in
+                    try await connection.query("SELECT missing FROM nowhere WHERE id = \(1)")
+                }
+            }
+            guard case .server(let sqlState, _) = error else {
+                Issue.record("expected a server error, got \(String(describing: error))")
+                return
+            }
+            #expect(sqlState == "42P01")
+            // The connection goes on serving.
+            let answer = try await database.transaction { try await $0.query("SELECT \(2)::int AS n")[0].decode("n", as: Int.self) }
+            #expect(answer == 2)
+        }
+    }
+
     @Test func syntaxErrorsCarryTheirSQLState() async throws {
         try await TestDatabase.with { database in
             let error = await #expect(throws: DatabaseError.self) { try await database.query("SELEC 1") }
