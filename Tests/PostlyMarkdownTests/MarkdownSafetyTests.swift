@@ -167,6 +167,27 @@ import Testing
         #expect(Markdown.render("![pixel](data:image/png;base64,iVBORw0KGgo=)").html == "<p><img src=\"\" alt=\"pixel\" /></p>\n")
     }
 
+    /// cmark-gfm 0.29 copies a reference definition into each link that uses it: the first of
+    /// these 85 KB posts rendered to 250 MB, and a longer one could take the service's memory.
+    /// The others hide the label from a simpler look.
+    @Test(arguments: [("[r]", "[x][r] "), ("[r\\[s]", "[x][r\\[s] "), ("[r\ns]", "[x][r s] "), ("> 1. [r]", "[x][r] ")])
+    func referenceLinksCannotMultiplyAPost(label: String, use: String) {
+        let markdown = label + ": https://a.test/" + String(repeating: "a", count: 50_000) + "\n\n" + String(repeating: use, count: 5_000)
+        let html = Markdown.render(markdown).html
+        // Not the HTML itself: when this fails, it is hundreds of megabytes.
+        let (size, links) = (html.utf8.count, html.components(separatedBy: "<a href").count - 1)
+        #expect(size < 2 * markdown.utf8.count)
+        #expect(links <= 1, "the definition's URL, autolinked: its uses are text")
+    }
+
+    @Test func referenceLinksOfAnOrdinaryPostResolve() {
+        let uses = (0..<300).map { "[link \($0)][r\($0 % 10)] and `if a[0]: pass`" }.joined(separator: "\n")
+        let definitions = (0..<10).map { "[r\($0)]: https://a.test/\($0) \"title \($0)\"" }.joined(separator: "\n")
+        let html = Markdown.render(uses + "\n\n" + definitions).html
+        #expect(html.components(separatedBy: "<a href=\"https://a.test/").count - 1 == 300)
+        #expect(html.contains("<code>if a[0]: pass</code>"))
+    }
+
     /// The insides of the tags of `html` (text is escaped, so every `<` opens a real tag).
     static func tags(in html: String) -> [String] {
         var tags: [String] = []
