@@ -108,10 +108,29 @@ public struct PostSnapshot: Codable, Sendable, Hashable {
     /// Set on `post.deleted`.
     public var deletedAt: Date?
 
+    /// Without `contentHtml` and `contentText` when the three texts of the post would take
+    /// more than `textsLimit` in the event.
     public init(post: Post, contentText: String?, deletedAt: Date? = nil) {
         self.post = post
         self.contentText = contentText
         self.deletedAt = deletedAt
+        if Self.encodedSize(of: [post.content, post.contentHtml ?? "", contentText ?? ""]) > Self.textsLimit {
+            self.post.contentHtml = nil
+            self.contentText = nil
+        }
+    }
+
+    /// The most bytes the texts of a post may take, as JSON escapes them, for the event to
+    /// carry its HTML and plain text beside `content`: a Kafka record is at most 1 MB
+    /// (librdkafka's `message.max.bytes`, the broker's too), and a record past it is refused
+    /// on every try. `content` alone fits (100,000 characters, escaped at most six bytes
+    /// each); past this, consumers render the other two, as for events written before they
+    /// were carried.
+    static let textsLimit = 900_000
+
+    /// What `texts` take in JSON at most: six bytes for an escaped byte (`\u00XX`).
+    static func encodedSize(of texts: [String]) -> Int {
+        texts.reduce(0) { size, text in text.utf8.reduce(size) { $0 + (JSONWriter.isEscaped($1) ? 6 : 1) } }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -177,4 +177,37 @@ import TestSupport
             }
         }
     }
+
+    /// A post of the longest content allowed takes more than Kafka's 1 MB record with its HTML
+    /// and text: its event goes without them (consumers render), instead of being refused on
+    /// every try, first in the outbox, holding back every event behind it.
+    @Test func thePostOfTheLongestContentIsPublishedAndTheEventsBehindIt() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let (broker, kafka) = try await startBroker()
+            defer { broker.stop() }
+            let producer = try KafkaProducer(configuration: kafka, logger: testLogger)
+            let relay = OutboxRelay(database: database, publisher: producer, logger: testLogger)
+            let consumer = try KafkaConsumer(
+                configuration: kafka, groupID: uniqueName("long"), topics: [Topic.posts.rawValue, Topic.users.rawValue], logger: testLogger)
+            let content = String(repeating: "😀\u{1}", count: 50_000)
+            let post = Post(
+                id: "long", title: "Long", content: content, contentHtml: "<p>\(content)</p>\n", excerpt: "😀", slug: "long", status: .published,
+                coverImage: nil, author: Author(userId: "ada", name: "Ada"), views: 0, likes: 0, comments: [], commentsCount: 0, readTime: 400,
+                createdAt: Date(), updatedAt: Date(), publishedAt: Date(), version: 1)
+            let created = Event(producer: "tests", key: post.id, sequence: 1, actorId: "ada", data: .postCreated(PostSnapshot(post: post, contentText: content)))
+            try await withRunning([producer, consumer]) {
+                try await write([created, userEvent(key: "ada", sequence: 1)], perTransaction: 2, to: database)
+                try await relay.publishPending()
+                #expect(try await pendingCount(in: database) == 0)
+                let received = try await decodedEvents(receive(2, from: consumer, within: .seconds(30)))
+                guard case .postCreated(let snapshot)? = received.first(where: { $0.key == "long" })?.data else {
+                    Issue.record("no post.created among \(received.map(\.type))")
+                    return
+                }
+                #expect(snapshot.post.content == content)
+                #expect(snapshot.post.contentHtml == nil && snapshot.contentText == nil)
+            }
+        }
+    }
 }
