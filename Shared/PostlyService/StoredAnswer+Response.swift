@@ -16,13 +16,15 @@ extension StoredAnswer: ResponseGenerator {
 
 extension IdempotencyKey {
     /// The request's `Idempotency-Key` for a write by `userId`: nil without the header, 400
-    /// when it is empty or longer than 255 characters. Collects the body (413 over 1 MiB)
-    /// for the fingerprint; `request.decodeJSON` reads it again afterwards.
+    /// when it is empty or longer than 255 characters or their 1,020 bytes (the contract's
+    /// limits hold in bytes too; the key is part of an index). Collects the body (413 over
+    /// 1 MiB) for the fingerprint; `request.decodeJSON` reads it again afterwards.
     public static func from(_ request: inout Request, userId: String) async throws -> IdempotencyKey? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
-        guard (1...maximumLength).contains(key.count) else {
-            throw APIError.badRequest("'Idempotency-Key' must be 1 to \(maximumLength) characters")
+        if let problem = TextLimit(characters: maximumLength).problem(with: key) {
+            throw APIError.badRequest("'Idempotency-Key' \(problem)")
         }
+        guard !key.isEmpty else { throw APIError.badRequest("'Idempotency-Key' must not be empty") }
         let body = try await request.collectBody(upTo: RequestLimits.maxBodyBytes)
         return IdempotencyKey(
             key: key, userId: userId, method: request.method.rawValue, path: request.uri.path, body: Array(body.readableBytesView))

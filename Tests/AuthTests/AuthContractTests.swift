@@ -126,6 +126,18 @@ import Testing
         }
     }
 
+    /// An address is counted in bytes: one "character" of thousands of combining marks made
+    /// the unique index refuse the row, and the registration answered 500.
+    @Test func anEmailOfManyCombiningMarksAnswers422() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let marks = (0..<3_000).map { Character(UnicodeScalar(0x300 + $0 % 0x4F)!) }
+            let response = try await auth.register(email: "a" + String(marks) + "@example.com")
+            #expect(response.status == .unprocessableContent)
+            #expect(try response.problem().errors?["email"] != nil)
+            #expect(try await auth.register(email: String(repeating: "\u{E9}", count: 32) + "@example.com").status == .created)
+        }
+    }
+
     @Test func malformedBodiesAnswer400And415() async throws {
         try await AuthTestHarness.run { auth async throws in
             #expect(try await auth.post("/api/auth/register", json: "{\"name\": ").status == .badRequest)

@@ -210,6 +210,21 @@ import TestSupport
         }
     }
 
+    /// The key is part of an index: one "character" of thousands of combining marks made it
+    /// refuse the row, and the write answered 500.
+    @Test func anIdempotencyKeyPastItsBytesAnswers400AndCreatesNothing() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let marks = (0..<2_000).map { Character(UnicodeScalar(0x300 + $0 % 0x4F)!) }
+            for key in ["k" + String(marks), String(repeating: "k", count: 256), ""] {
+                let response = try await api.request(
+                    .post, "/api/posts", as: ada, json: #"{"title":"Once","content":"c"}"#, headers: [HTTPField.Name("Idempotency-Key")!: key])
+                #expect(response.status == .badRequest, "a key of \(key.utf8.count) bytes")
+            }
+            #expect(try await api.request(.get, "/api/posts").page().pagination.total == 0)
+        }
+    }
+
     @Test func concurrentRetriesWithOneIdempotencyKeyCreateOnePost() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

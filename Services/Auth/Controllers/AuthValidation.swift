@@ -23,11 +23,13 @@ enum AuthValidation {
 
     static let invisibleCharacters = "must not contain invisible or bidirectional control characters"
 
-    /// One `@`, a non-empty local part, a dotted domain, no white space, at most 254 characters.
+    /// One `@`, a non-empty local part, a dotted domain, no white space, at most 254 bytes
+    /// (RFC 5321 counts octets; a count of characters let one carry thousands of combining
+    /// marks, past what the unique index can hold).
     static func isValidEmail(_ email: String) -> Bool {
-        guard email.count <= 254, !email.contains(where: { $0.isWhitespace || $0.isNewline }) else { return false }
+        guard email.utf8.count <= 254, !email.contains(where: { $0.isWhitespace || $0.isNewline }) else { return false }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64 else { return false }
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64 else { return false }
         let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
         return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty && !$0.hasPrefix("-") && !$0.hasSuffix("-") }
             && (labels.last?.count ?? 0) >= 2
