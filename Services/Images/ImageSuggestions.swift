@@ -1,12 +1,14 @@
 import Foundation
 import Metrics
 import NIOCore
+import PostlyPostgres
 import PostlyService
 
 /// Answers a question for cover images: from the cache when it is fresh (never limited),
 /// else from the upstream, within the user's allowance and the service's budget, one call
-/// for identical questions at once; when the upstream cannot be asked, from the cache
-/// however old (saying so), else 503 naming why.
+/// for identical questions at once; when the upstream cannot be asked (or the budget, in
+/// the database, cannot be counted), from the cache however old (saying so), else 503
+/// naming why.
 struct ImageSuggestions: Sendable {
     let cache: ResponseCache
     let budget: UpstreamBudget
@@ -63,6 +65,8 @@ struct ImageSuggestions: Sendable {
                         "You asked for \(budget.userHourlyLimit) new image searches within an hour; cached ones still answer")
                 } catch {
                     inFlight.finish(key, with: nil)
+                    // The budget's database is down: an old answer is better than none.
+                    if error is DatabaseError, let stale = staleEntry(key) { return stale }
                     throw error
                 }
                 inFlight.finish(key, with: outcome)

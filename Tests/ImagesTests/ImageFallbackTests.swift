@@ -48,6 +48,26 @@ import TestSupport
         }
     }
 
+    /// The budget is counted in the database: while it is down, a miss cannot be counted,
+    /// and the stale entry answers (it answered 503).
+    @Test func whileTheDatabaseIsDownTheStaleEntryAnswers() async throws {
+        let pexels = FakePexels()
+        try await ImagesTestService.run(pexels: pexels, environment: ["IMAGES_CACHE_TTL_SECONDS": "60"]) { service, client in
+            let token = try await service.token()
+            let fresh = try await client.search("harbour", token: token)
+            #expect(fresh.status == .ok)
+            service.clock.advance(by: 120)
+            try await service.harness.whileTheDatabaseIsDown {
+                let stale = try await client.search("harbour", token: token)
+                #expect(stale.status == .ok)
+                #expect(stale.isStale)
+                #expect(stale.text == fresh.text)
+                #expect(try await client.search("lighthouse", token: token).status == .serviceUnavailable)
+            }
+            #expect(pexels.callCount == 1)
+        }
+    }
+
     @Test(arguments: Failure.allCases)
     func aFailingUpstreamWithNothingCachedAnswers503SayingWhy(failure: Failure) async throws {
         let pexels = FakePexels()

@@ -46,6 +46,7 @@ public struct ServiceTestHarness: Sendable {
     public let database: Database
     public let issuer: TestTokenIssuer
     public let clock: TestClock
+    let test: TestDatabase
 
     /// Runs `body` against the application `build` makes. `brokers` names a broker of the
     /// test's own instead of the shared one; `poolSize` is the service's pool.
@@ -64,7 +65,7 @@ public struct ServiceTestHarness: Sendable {
                 clock: TestClock())
             let app = try await build(setup)
             try await app.test(.router) { client in
-                try await body(ServiceTestHarness(client: client, database: test.database, issuer: setup.issuer, clock: setup.clock))
+                try await body(ServiceTestHarness(client: client, database: test.database, issuer: setup.issuer, clock: setup.clock, test: test))
             }
             try await afterShutdown(test.database)
         } catch {
@@ -72,6 +73,11 @@ public struct ServiceTestHarness: Sendable {
             throw error
         }
         await test.drop()
+    }
+
+    /// Runs `body` while the service's database is out of reach (`TestDatabase.whileDown`).
+    public func whileTheDatabaseIsDown<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await test.whileDown(body)
     }
 
     /// A user with a valid access token.

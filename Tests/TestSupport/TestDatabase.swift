@@ -49,6 +49,19 @@ public struct TestDatabase: Sendable {
         await server.close()
     }
 
+    /// Runs `body` while the database is out of reach as behind a stopped server: its
+    /// connections are ended and new ones refused, until `body` returns.
+    public func whileDown<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        let server = Database(configuration: try Self.serverConfiguration(), logger: Logger(label: "test-database"))
+        try await server.execute("ALTER DATABASE \(unescaped: name) WITH ALLOW_CONNECTIONS false")
+        try await server.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(name)")
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        try await server.execute("ALTER DATABASE \(unescaped: name) WITH ALLOW_CONNECTIONS true")
+        await server.close()
+        return try result.get()
+    }
+
     /// Runs `body` with a fresh database, dropped afterwards whether `body` threw or not.
     public static func with<T: Sendable>(
         poolSize: Int = 4, _ body: (Database) async throws -> T
