@@ -17,6 +17,8 @@
 # Seeds the reference's seeder with 4,000 posts first when the suite has fewer.
 #   bench/posts-time.sh [PART...]   ROUNDS (3), DURATION (10 s), WARMUP (3 s), CONNECTIONS (64),
 #                                   SCHEDULED (10000); POSTLY_GATEWAY_PORT, POSTLY_POSTGRES_PORT
+# Every change-feed request counts against the gateway's requests held per address: start the
+# suite with POSTLY_GATEWAY_STREAMS_PER_ADDRESS above CONNECTIONS (100 for the default 64).
 # Run it under the machine's exclusive lock (flock /work/.machine.lock ...). Needs wrk and
 # ../shared/bench-reference.
 set -euo pipefail

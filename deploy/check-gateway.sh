@@ -294,9 +294,9 @@ PY
 done
 
 # Per-address limits: sign-ins past the rate and burst answer 429 with Retry-After; other auth
-# routes and other services are not limited; a second open stream is refused, and so is a
-# stream while a change-feed request waits (held requests count together), but not a change-feed
-# request that does not wait.
+# routes and other services are not limited; a second open stream is refused (with a trailing
+# slash too), and so is a stream or another change-feed request while a change-feed request
+# waits (held requests count together), however its `wait` is written.
 limited=""
 for attempt in 1 2 3 4 5 6; do
   request POST /api/auth/register -H 'Content-Type: application/json' -d '{}'
@@ -316,6 +316,8 @@ first_stream=$!
 sleep 0.5
 request GET /api/notifications/stream --max-time 3
 expect_problem 429 rate_limited "a second stream from one address, past POSTLY_GATEWAY_STREAMS_PER_ADDRESS=1"
+request GET /api/notifications/stream/ --max-time 3
+expect_problem 429 rate_limited "a second stream, its path with a trailing slash"
 wait "$first_stream" || true
 curl -s --max-time 5 -o /dev/null "$base/api/changes?since=now&wait=30" &
 long_poll=$!
@@ -324,9 +326,11 @@ request GET /api/notifications/stream --max-time 3
 expect_problem 429 rate_limited "a stream while a change-feed request waits, past POSTLY_GATEWAY_STREAMS_PER_ADDRESS=1"
 request GET '/api/changes?since=now&wait=5'
 expect_problem 429 rate_limited "a second waiting change-feed request, past POSTLY_GATEWAY_STREAMS_PER_ADDRESS=1"
+request GET '/api/changes?since=now&Wait=0&wait=5'
+expect_problem 429 rate_limited "a second change-feed request whose first 'wait' of any case says 0"
+wait "$long_poll" || true
 expect_route GET '/api/changes?since=now&wait=0' posts
 expect_route GET '/api/changes?limit=10' posts
-wait "$long_poll" || true
 
 request GET /health/live
 if [ "$status" = 200 ] && [ -n "$(header X-Request-ID)" ]; then pass; else fail "gateway /health/live: $status"; fi

@@ -8,7 +8,7 @@
 #   POSTLY_GATEWAY_SIGNIN_PER_MINUTE  30  register and sign-in requests per address and minute
 #   POSTLY_GATEWAY_SIGNIN_BURST       10  more of them allowed at once before 429
 #   POSTLY_GATEWAY_STREAMS_PER_ADDRESS 20 requests held open at once per address: notification
-#                                        streams and change-feed requests that wait (wait > 0)
+#                                        streams and change-feed requests
 set -eu
 dir=${1:-/etc/nginx}
 
@@ -30,13 +30,9 @@ signin_retry=$(( (60 + signin_rate - 1) / signin_rate ))
 cat >"$dir/postly-limits.conf" <<CONF
 # Written by deploy/nginx/limits.sh from POSTLY_GATEWAY_*; included at the http level.
 limit_req_zone \$binary_remote_addr zone=postly_signin:10m rate=${signin_rate}r/m;
-# Held requests count by address; a change-feed request that does not wait is not held (an
-# empty key is not counted).
-map "\$uri:\$arg_wait" \$postly_held_by {
-    "~^/api/changes:0*\$" "";
-    default \$binary_remote_addr;
-}
-limit_conn_zone \$postly_held_by zone=postly_streams:10m;
+# Every change-feed request counts, waiting or not: nginx reads \$arg_wait as the first of
+# any case (Wait=0&wait=30), the service only "wait", so an exception was a way around.
+limit_conn_zone \$binary_remote_addr zone=postly_streams:10m;
 CONF
 cat >"$dir/postly-limits-signin.conf" <<CONF
 # Written by deploy/nginx/limits.sh: register and sign-in, per client address.
