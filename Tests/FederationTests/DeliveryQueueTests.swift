@@ -59,4 +59,21 @@ import TestSupport
             #expect(try await never.claim(limit: 100).count == 10)  // 9 of down.example and up.example: not the dead one
         }
     }
+
+    /// A host that answers is up, whatever it answers: ten 404s in a row (an actor whose inbox
+    /// is gone, or made to fail) do not pause the deliveries to its other inboxes.
+    @Test func aHostAnswering4xxIsNotPaused() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(11, host: "up.example", in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            let now = Date()
+            let claimed = try await queue.claim(limit: 10)
+            for delivery in claimed {
+                try await queue.failed(delivery, status: 404, error: "answered 404", retryAt: nil, pauseAfter: 10, pauseUntil: now.addingTimeInterval(600))
+            }
+            #expect(claimed.count == 10)
+            #expect(try await queue.claim(limit: 100).count == 1)
+        }
+    }
 }

@@ -115,6 +115,8 @@ final class RemotePeer: Sendable {
     let claimedOwner = Locked<String?>(nil)
     /// The id the actor document at `/actor` gives, when a test has the actor take another.
     let renamedActorId = Locked<String?>(nil)
+    /// The inboxes the actor document gives, when a test has them point elsewhere.
+    let publishedInboxes = Locked<(inbox: String, shared: String)?>(nil)
 
     var actorId: String { base + "/actor" }
     var keyId: String { actorId + "#main-key" }
@@ -167,7 +169,8 @@ final class RemotePeer: Sendable {
         let id = renamedActorId.value ?? actorId
         return [
             "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"], "id": .string(id), "type": "Person",
-            "preferredUsername": "bob", "inbox": .string(inbox), "endpoints": ["sharedInbox": .string(sharedInbox)],
+            "preferredUsername": "bob", "inbox": .string(publishedInboxes.value?.inbox ?? inbox),
+            "endpoints": ["sharedInbox": .string(publishedInboxes.value?.shared ?? sharedInbox)],
             "publicKey": ["id": .string(keyId), "owner": .string(id), "publicKeyPem": .string(key.publicKeyPEM)],
         ]
     }

@@ -162,6 +162,50 @@ import TestSupport
         }
     }
 
+    /// An activity whose id is on another server is refused: taken first, it would make the
+    /// real one (that server's Delete, say) a repeat, ignored.
+    @Test func anActivityNamedOnAnotherServerIsRefused() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let follow = peer.follow(service.urls.actor(ada.userId))
+                guard case .object(var fields) = follow else { return }
+                fields["id"] = "https://victim.example/users/alice#delete"
+                let answer = try await service.post(.object(fields), to: "/ap/inbox", signedBy: peer)
+                #expect(answer.status == .unauthorized, "\(answer.text)")
+                #expect((answer.json["detail"] as? String)?.contains("not on its actor's server") == true, "\(answer.text)")
+                #expect(try await followers(service) == 0)
+                #expect(try await service.count("SELECT count(*) FROM inbound_activities") == 0)
+            }
+        }
+    }
+
+    /// An actor's inbox must be on its own server: one elsewhere would have our Accepts, and
+    /// their failures (which pause a host), go where the actor chose. A shared inbox elsewhere
+    /// is not used.
+    @Test func anInboxOnAnotherServerIsRefusedAndASharedOneIgnored() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { victim in
+                try await RemotePeer.with { peer in
+                    peer.publishedInboxes.withLock { $0 = (victim.inbox, peer.sharedInbox) }
+                    let refused = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer)
+                    #expect(refused.status == .unauthorized, "\(refused.text)")
+                    #expect((refused.json["detail"] as? String)?.contains("another server") == true, "\(refused.text)")
+                    #expect(try await followers(service) == 0)
+
+                    peer.publishedInboxes.withLock { $0 = (peer.inbox, victim.sharedInbox) }
+                    try await service.harness.database.execute("DELETE FROM remote_actors")
+                    let accepted = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer)
+                    #expect(accepted.status == .accepted, "\(accepted.text)")
+                    #expect(try await eventually(seconds: 5) { peer.activities("Accept").first?.path } == "/inbox")
+                    #expect(try await service.count("SELECT count(*) FROM followers WHERE shared_inbox IS NULL") == 1)
+                    #expect(victim.received.value.isEmpty)
+                }
+            }
+        }
+    }
+
     @Test func badBodiesAreRefusedAndChangeNothing() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

@@ -40,10 +40,13 @@ struct InboxController: Sendable {
         var request = request
         let body = Array(try await request.collectBody(upTo: RequestLimits.maxBodyBytes).readableBytesView)
         let signer = try await verifier.signer(of: Self.signedRequest(request), body: body)
-        guard let activity = JSONValue.parse(body), activity["id"]?.string != nil, activity["type"]?.string != nil,
+        guard let activity = JSONValue.parse(body), let id = activity["id"]?.string, activity["type"]?.string != nil,
             let actor = activity["actor"]?.id
         else { throw FederationError.invalidActivity }
         guard actor == signer.id else { throw SignatureError.actorIsNotKeyOwner }
+        // A server names its own activities: another's id, taken first, would make the real
+        // activity a repeat, ignored.
+        guard URLParts(id)?.authority == URLParts(signer.id)?.authority else { throw SignatureError.activityElsewhere }
         try await processor.receive(activity, from: signer)
         return Response(status: .accepted)
     }

@@ -100,7 +100,9 @@ struct DeliveryQueue: Sendable {
 
     /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil). A 410 from the
     /// inbox drops its followers. A host that has now failed `pauseAfter` times in a row is
-    /// left alone until `pauseUntil`.
+    /// left alone until `pauseUntil`; only failures of the host count (no answer, 5xx, 429):
+    /// a 4xx says it is up, and counting those let any actor whose inbox answers 404 pause
+    /// the deliveries to every follower on its server.
     func failed(
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
     ) async throws {
@@ -112,6 +114,7 @@ struct DeliveryQueue: Sendable {
                 WHERE id = \(delivery.id)
                 """)
             if status == 410 { try await FollowerRepository.dropGone(inbox: delivery.inbox, in: connection) }
+            if let status, status < 500, status != 429 { return }
             try await connection.execute(
                 """
                 INSERT INTO inbox_hosts AS h (host, consecutive_failures) VALUES (\(delivery.host), 1)

@@ -59,8 +59,9 @@ struct RemoteActors: Sendable {
 
     /// Fetches the document of `keyId` (an actor with its `publicKey`, or a key naming its
     /// `owner`, whose actor is then fetched for its inboxes) and stores the actor. The actor
-    /// must publish the key itself, and live where the key does: a server vouches for its own
-    /// actors only.
+    /// must publish the key itself, and live where the key does, its inbox too: a server
+    /// vouches for its own actors only (an inbox elsewhere would send our `Accept`s, and their
+    /// failures, to a server of the actor's choosing). A shared inbox elsewhere is not used.
     private func fetch(keyId: String) async throws -> RemoteActor {
         var actorDocument = try await fetchDocument(keyId)
         if actorDocument["inbox"] == nil, actorDocument["publicKeyPem"] != nil, let owner = actorDocument["owner"]?.string {
@@ -70,9 +71,10 @@ struct RemoteActors: Sendable {
         guard let owner = actorDocument.id, key["owner"]?.string ?? owner == owner, let inbox = actorDocument["inbox"]?.string else {
             throw RemoteActorError.incomplete
         }
-        guard URLParts(owner)?.authority == URLParts(keyId)?.authority else { throw RemoteActorError.elsewhere }
-        let actor = RemoteActor(
-            id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: actorDocument["endpoints"]?["sharedInbox"]?.string)
+        let authority = URLParts(owner)?.authority
+        guard authority == URLParts(keyId)?.authority, authority == URLParts(inbox)?.authority else { throw RemoteActorError.elsewhere }
+        let sharedInbox = actorDocument["endpoints"]?["sharedInbox"]?.string.flatMap { URLParts($0)?.authority == authority ? $0 : nil }
+        let actor = RemoteActor(id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: sharedInbox)
         try await database.retryingTransaction { connection in
             // The key is the actor's that publishes it now: an actor that had it before (the
             // peer renamed it) keeps it no longer.
@@ -122,7 +124,7 @@ enum RemoteActorError: Error, CustomStringConvertible {
         case .notJSON: "its document is not JSON"
         case .noKey: "its actor does not publish it"
         case .incomplete: "its actor has no inbox, or the key's owner is another actor"
-        case .elsewhere: "its actor lives on another server"
+        case .elsewhere: "its actor, or the actor's inbox, is on another server"
         }
     }
 }

@@ -150,6 +150,7 @@ enum SignatureError: Error, Equatable {
     case digestMismatch(String)
     case keyUnavailable(String)
     case actorIsNotKeyOwner
+    case activityElsewhere
     case badSignature
 
     var reason: String {
@@ -163,6 +164,7 @@ enum SignatureError: Error, Equatable {
         case .digestMismatch(let why): "The Digest does not match: \(why)"
         case .keyUnavailable(let why): "The signing key could not be fetched: \(why)"
         case .actorIsNotKeyOwner: "The activity's actor is not the owner of the signing key"
+        case .activityElsewhere: "The activity's id is not on its actor's server"
         case .badSignature: "The signature does not verify with the actor's key"
         }
     }
