@@ -37,6 +37,20 @@ struct ListenNotifyTests {
         }
     }
 
+    /// A reader 10,000 notifications behind loses the oldest: it is told to start over, as
+    /// after a lost connection (it was not told, and a read model kept what they dropped).
+    @Test func aReaderTooFarBehindIsToldToStartOver() async throws {
+        try await TestDatabase.with { database in
+            let startsOver = Locked(0)
+            let notifications = database.listen(channel: "busy") { startsOver.withLock { $0 += 1 } }
+            var iterator = notifications.makeAsyncIterator()
+            try await waitUntilListening(database, channel: "busy", iterator: &iterator)
+            #expect(startsOver.value == 1)
+            try await database.execute("SELECT pg_notify('busy', n::text) FROM generate_series(1, 10001) AS n")
+            #expect(try await eventually(within: .seconds(10)) { startsOver.value == 2 })
+        }
+    }
+
     @Test func cancellingTheIteratingTaskEndsTheSequence() async throws {
         try await TestDatabase.with { database in
             let notifications = database.listen(channel: "ends")

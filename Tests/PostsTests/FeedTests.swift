@@ -175,6 +175,26 @@ import TestSupport
         }
     }
 
+    /// Feeds in memory are bounded by their bytes: an author's feed of long posts takes
+    /// megabytes, and a thousand of them were kept.
+    @Test func theFeedCacheKeepsWithinItsBytes() async throws {
+        try await TestDatabase.with { database in
+            let cache = FeedCache(database: database, capacityBytes: 1 << 20)
+            let renders = Locked(0)
+            func read(_ author: Int) async throws {
+                _ = try await cache.feed(FeedCache.Key(format: .rss, authorId: "\(author)")) {
+                    renders.withLock { $0 += 1 }
+                    return RenderedFeed(format: .rss, body: Array(repeating: UInt8(ascii: "x"), count: 300_000), lastModified: Date())
+                }
+            }
+            for author in 0..<5 { try await read(author) }
+            try await read(4)
+            #expect(renders.value == 5, "the latest is kept")
+            try await read(0)
+            #expect(renders.value == 6, "the oldest made room")
+        }
+    }
+
     @Test func authorFeedsAnswer404ForUnknownAuthorsAndAnEmptyFeedForAuthorsWithoutPosts() async throws {
         try await withPostsService { api in
             let ada = try await api.user("Ada Lovelace")

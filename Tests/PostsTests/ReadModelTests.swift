@@ -118,15 +118,85 @@ import TestSupport
         }
     }
 
+    /// A page kept from before a post became a draft, read while the post itself was dropped
+    /// (a like) and before the change arrived: the list does not show the draft.
+    @Test func aPageKeptFromBeforeAPostBecameADraftDoesNotShowIt() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let other = Database(configuration: database.configuration, logger: testLogger)
+            defer { Task { await other.close() } }
+            let one = Instance(database: database)
+            let two = Instance(database: other)
+            let ada = Caller(userId: "ada", name: "Ada")
+            let feed = PostFilter(status: .published, authorId: nil)
+            let post = try await one.writes.write {
+                try await one.repository.create(NewPost(title: "Public", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
+            }
+            #expect(try await two.repository.list(feed, page: PageRequest()).posts.map(\.id) == [post.id])
+            // No sync runs: instance two hears of nothing but what it is told here.
+            _ = try await one.writes.write {
+                try await one.repository.update(id: post.id, PostChanges(content: "Secret.", status: .draft), by: ada, ifMatch: nil, in: $0)
+            }
+            two.model.apply(.post(id: post.id))
+            #expect(try await two.repository.list(feed, page: PageRequest()).posts.isEmpty)
+        }
+    }
+
+    /// An instance killed between a commit and its notification never sends it: the next
+    /// instance to start tells the others to drop everything.
+    @Test func anInstanceStartingTellsTheOthersToDropEverything() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let other = Database(configuration: database.configuration, logger: testLogger)
+            let one = Instance(database: database)
+            let two = Instance(database: other)
+            let ada = Caller(userId: "ada", name: "Ada")
+            try await withRunning([two.sync]) {
+                // Listening has started (which drops everything once).
+                try await Task.sleep(for: .milliseconds(500))
+                let post = try await one.writes.write {
+                    try await one.repository.create(NewPost(title: "Before", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
+                }
+                #expect(try await two.repository.post(id: post.id, viewer: nil).title == "Before")
+                // Instance one's change, its notification never sent.
+                _ = try await one.writes.write {
+                    try await one.repository.update(id: post.id, PostChanges(title: "After"), by: ada, ifMatch: nil, in: $0)
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await two.repository.post(id: post.id, viewer: nil).title == "Before")
+                let replacement = Instance(database: database)
+                try await withRunning([replacement.sync]) {
+                    let dropped = try await eventually(within: .seconds(3)) { try await two.repository.post(id: post.id, viewer: nil).title == "After" }
+                    #expect(dropped)
+                }
+            }
+            await other.close()
+        }
+    }
+
+    /// A page's cost counts the author's id it holds: ids of 8 KiB asked for by anyone made
+    /// empty pages costed at 64 bytes each, half a gigabyte within a budget of two megabytes.
+    @Test func pagesOfLongAuthorIdsStayWithinTheBudget() async throws {
+        try await TestDatabase.with { database in
+            let model = ReadModel(database: database, capacityBytes: 1 << 20)
+            for index in 0..<500 {
+                let key = ReadModel.PageKey(filter: PostFilter(status: .published, authorId: "\(index)" + String(repeating: "x", count: 8_192)), page: PageRequest())
+                _ = try await model.pages.values([key]) { _ in [key: ReadModel.PageIDs(ids: [], total: 0)] }
+            }
+            #expect(model.pages.usage.entries * 2 * 8_192 <= 1 << 20, "\(model.pages.usage)")
+        }
+    }
+
     struct Instance {
         let database: Database
+        let model: ReadModel
         let repository: PostgresPostRepository
         let writes: WriteUnit
         let sync: ReadModelSync
 
         init(database: Database) {
             self.database = database
-            let model = ReadModel(database: database, capacityBytes: 1 << 20)
+            model = ReadModel(database: database, capacityBytes: 1 << 20)
             repository = PostgresPostRepository(database: database, model: model)
             writes = WriteUnit(database: database, producer: "posts", logger: testLogger)
             sync = ReadModelSync(database: database, model: model, logger: testLogger)
@@ -154,7 +224,7 @@ final class LoadCounter: Sendable {
 /// The read cache's own rules, without a database.
 @Suite struct ReadCacheRulesTests {
     static func cache(capacity: Int = 1 << 20) -> ReadCache<String, String> {
-        ReadCache(capacityBytes: capacity, cost: { $0.utf8.count }, tags: { [$0] })
+        ReadCache(capacityBytes: capacity, cost: { $1.utf8.count }, tags: { [$0] })
     }
 
     @Test func aLoadThatBeganBeforeADropAnswersButIsNotKept() async throws {

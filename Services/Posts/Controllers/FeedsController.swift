@@ -73,7 +73,8 @@ struct RenderedFeed: Sendable {
 }
 
 /// Rendered feeds in memory: dropped when this instance commits a change that a feed may show
-/// (views aside), and after `lifetime` (another instance's change). Bounded by `limit` feeds.
+/// (views aside), and after `lifetime` (another instance's change). Bounded by their bytes
+/// (an author's feed of long posts takes megabytes), the least recently read going first.
 final class FeedCache: Sendable {
     struct Key: Hashable, Sendable {
         var format: FeedFormat
@@ -81,23 +82,22 @@ final class FeedCache: Sendable {
     }
 
     private struct State {
-        var feeds: [Key: (feed: RenderedFeed, expires: ContinuousClock.Instant)] = [:]
+        var feeds: LeastRecentlyUsed<Key, (feed: RenderedFeed, expires: ContinuousClock.Instant)>
         /// Grows with every drop: a feed rendered across one is not kept.
         var generation: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     let lifetime: Duration
-    let limit: Int
 
-    init(database: Database, lifetime: Duration = .seconds(10), limit: Int = 1_000) {
+    init(database: Database, lifetime: Duration = .seconds(10), capacityBytes: Int = 32 << 20) {
         self.lifetime = lifetime
-        self.limit = limit
+        state = Mutex(State(feeds: LeastRecentlyUsed(maxBytes: capacityBytes)))
         // For the database's lifetime, like the cache's.
         _ = database.onCommit(signalling: ReadModel.channel) { [self] line in
             if case .views? = PostChange(line: Substring(line)) { return }
             state.withLock { state in
-                state.feeds = [:]
+                state.feeds.removeAll()
                 state.generation += 1
             }
         }
@@ -107,13 +107,12 @@ final class FeedCache: Sendable {
     /// render: the feed is the same.
     func feed(_ key: Key, render: () async throws -> RenderedFeed) async throws -> RenderedFeed {
         let now = ContinuousClock.now
-        let (kept, generation) = state.withLock { ($0.feeds[key], $0.generation) }
+        let (kept, generation) = state.withLock { ($0.feeds.value(of: key), $0.generation) }
         if let kept, kept.expires > now { return kept.feed }
         let feed = try await render()
         state.withLock { state in
             guard state.generation == generation else { return }
-            if state.feeds.count >= limit { state.feeds = [:] }
-            state.feeds[key] = (feed, now + lifetime)
+            state.feeds.insert((feed, now + lifetime), bytes: 256 + feed.body.count + (key.authorId?.utf8.count ?? 0), for: key)
         }
         return feed
     }

@@ -50,7 +50,12 @@ public struct PostgresPostRepository: PostRepository {
                 [key: ReadModel.PageIDs(ids: try await Self.ids(filter, page: page, in: connection), total: try await PostTotals.total(of: filter, in: connection))]
             }
         }[key] ?? ReadModel.PageIDs(ids: [], total: 0)
-        return PostPage(posts: try await posts(ids: listed.ids), pagination: Pagination(total: listed.total, page: page.page, limit: page.limit))
+        // A post read afresh under a page kept from before it changed may have left the list
+        // (a draft now): the page is dropped when its change arrives, the post at once.
+        let posts = try await posts(ids: listed.ids).filter { post in
+            (filter.status.map { $0 == post.status } ?? true) && (filter.authorId.map { $0 == post.author.userId } ?? true)
+        }
+        return PostPage(posts: posts, pagination: Pagination(total: listed.total, page: page.page, limit: page.limit))
     }
 
     /// A page's ids, newest first, each filter by the index made for it.

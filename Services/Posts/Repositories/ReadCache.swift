@@ -54,10 +54,10 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     private let state: Mutex<State>
     let capacityBytes: Int
-    private let cost: @Sendable (Value) -> Int
+    private let cost: @Sendable (Key, Value) -> Int
     private let tags: @Sendable (Key) -> [String]
 
-    init(capacityBytes: Int, cost: @escaping @Sendable (Value) -> Int, tags: @escaping @Sendable (Key) -> [String]) {
+    init(capacityBytes: Int, cost: @escaping @Sendable (Key, Value) -> Int, tags: @escaping @Sendable (Key) -> [String]) {
         self.capacityBytes = capacityBytes
         self.state = Mutex(State(entries: LeastRecentlyUsed(maxBytes: capacityBytes)))
         self.cost = cost
@@ -107,7 +107,7 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     private func store(_ key: Key, _ value: Value, loadedSince start: UInt64, in state: inout State) {
-        let bytes = cost(value)
+        let bytes = cost(key, value)
         let keyTags = tags(key)
         guard bytes <= capacityBytes / 4, state.everythingDroppedAt <= start,
               keyTags.allSatisfy({ state.droppedAt[$0, default: 0] <= start })

@@ -33,8 +33,12 @@ final class ReadModel: Sendable {
 
     /// - Parameter capacityBytes: about how much the cached posts may hold (their text).
     init(database: Database, capacityBytes: Int) {
-        posts = ReadCache(capacityBytes: capacityBytes, cost: Self.estimatedBytes(of:), tags: { [$0] })
-        pages = ReadCache(capacityBytes: max(1 << 20, capacityBytes / 16), cost: { 64 + 48 * $0.ids.count }, tags: Self.tags(of:))
+        posts = ReadCache(capacityBytes: capacityBytes, cost: { Self.estimatedBytes(of: $1) }, tags: { [$0] })
+        // A page's author id is held twice, in its key and its tag: anyone can ask for the
+        // (empty) pages of ids of 8 KiB.
+        pages = ReadCache(
+            capacityBytes: max(1 << 20, capacityBytes / 16), cost: { key, page in 64 + 48 * page.ids.count + 2 * (key.filter.authorId?.utf8.count ?? 0) },
+            tags: Self.tags(of:))
         // For the database's lifetime, like the model's.
         _ = database.onCommit(signalling: Self.channel) { [self] line in
             guard let change = PostChange(line: Substring(line)) else { return }

@@ -12,7 +12,9 @@ import ServiceLifecycle
 /// that do not wait for the disk (a notifying transaction holds a lock until its commit is
 /// flushed, so writes that notified would commit one at a time). A notification that is lost
 /// (this instance's connection to the database was lost) costs nothing but the cache: every
-/// time listening starts again, the model drops everything it holds.
+/// time listening starts again, the model drops everything it holds. An instance killed
+/// between a commit and its notification never sends it: each instance, as it starts, tells
+/// the others to drop everything (it may be the killed one's replacement).
 final class ReadModelSync: Service, Sendable {
     static let notificationChannel = "postly_posts_read_model"
     /// PostgreSQL refuses payloads of 8,000 bytes or more.
@@ -31,6 +33,7 @@ final class ReadModelSync: Service, Sendable {
     }
 
     func run() async throws {
+        model.outgoing.append(.everything)
         await withDiscardingTaskGroup { group in
             group.addTask { await self.receive() }
             group.addTask { await self.send() }
