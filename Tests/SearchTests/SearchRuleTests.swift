@@ -107,6 +107,30 @@ import TestSupport
         }
     }
 
+    /// The last word of a long query counts whole, and the tenth not at all (the tenth's
+    /// stems went with the last word's plan).
+    @Test func aLongQuerysLastWordCountsAndItsMiddleDoesNot() async throws {
+        try await SearchTestService.run { service, client in
+            try await service.publish("Kubernetes basics")
+            try await service.publish("Nginx tuning")
+            #expect(try await eventually(within: .seconds(5)) { try await client.titles("nginx") == ["Nginx tuning"] })
+            let query = "how to deploy a small service with docker and nginx on kubernetes"
+            #expect(try await client.titles(query) == ["Kubernetes basics"])
+        }
+    }
+
+    /// A negative number is a word of its own, as the posts were indexed; only a hyphen
+    /// inside a word makes the whole of it one to leave out (its parts come too).
+    @Test func aNegativeNumberIsFound() async throws {
+        try await SearchTestService.run { service, client in
+            try await service.publish("Camping at -5 degrees")
+            try await service.publish("Camping at 5 stars")
+            #expect(try await eventually(within: .seconds(5)) { try await client.titles("camping").count == 2 })
+            #expect(try await client.titles("-5") == ["Camping at -5 degrees"])
+            #expect(try await client.titles("e-mail").isEmpty)
+        }
+    }
+
     @Test func aWordInTheTitleRanksAboveOneOnlyInTheContent() async throws {
         try await SearchTestService.run { service, client in
             let now = Date()

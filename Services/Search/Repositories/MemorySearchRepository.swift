@@ -20,7 +20,8 @@ struct MemorySearchRepository: SearchRepository {
 
     func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
         guard index.isLoaded else { throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1) }
-        let parsed = try await words(of: text)
+        // Cut as the plan cuts them, so that each planned word goes with its own stems.
+        let parsed = QueryPlan.counted(try await words(of: text))
         let plan = QueryPlan(words: parsed.map(\.word), lexicon: index.lexicon)
         // The lexemes highlighted: looked up for every word of every listed post's excerpt.
         var matched = BitSet()
@@ -55,7 +56,8 @@ struct MemorySearchRepository: SearchRepository {
             }
         }
         body.append(UInt8(ascii: "]"))
-        return SearchPage(ids: listed.map(\.0.post.id), total: found.total, body: body)
+        // Nor are they counted.
+        return SearchPage(ids: listed.map(\.0.post.id), total: found.total - (found.hits.count - listed.count), body: body)
     }
 
     /// The hits' contents (their `"content":...` fields) and, when asked for, their
@@ -103,7 +105,7 @@ struct MemorySearchRepository: SearchRepository {
             """
             SELECT w.lexeme AS word, tsvector_to_array(to_tsvector('search_english', w.lexeme)) AS stems
             FROM unnest(to_tsvector('search_words', \(text))) AS w
-            WHERE w.lexeme NOT LIKE '%-%'
+            WHERE w.lexeme NOT LIKE '_%-%'
             ORDER BY w.positions[1]
             """
         ).map { ParsedWord(word: try $0.decode("word"), stems: try $0.decode("stems")) }

@@ -29,7 +29,7 @@ struct PostgresSearchRepository: SearchRepository {
             let words = try await connection.query(
                 """
                 SELECT lexeme FROM unnest(to_tsvector('search_words', \(text)))
-                WHERE lexeme NOT LIKE '%-%'
+                WHERE lexeme NOT LIKE '_%-%'
                 ORDER BY positions[1]
                 """
             ).map { try $0.decode("lexeme", as: String.self) }

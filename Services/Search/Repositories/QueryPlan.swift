@@ -16,9 +16,14 @@ struct QueryPlan: Sendable, Hashable {
     static let maxWords = 10
     static let maxCompletions = 30
 
+    /// The words of a query that count: the first `maxWords - 1` and the last.
+    static func counted<Word>(_ words: [Word]) -> [Word] {
+        words.count <= maxWords ? words : words.prefix(maxWords - 1) + [words[words.count - 1]]
+    }
+
     /// - Parameter words: the query's words in order, folded as the lexicon's are.
     init(words: [String], lexicon: Lexicon) {
-        let words = words.count <= Self.maxWords ? words : words.prefix(Self.maxWords - 1) + [words[words.count - 1]]
+        let words = Self.counted(words)
         self.words = words.enumerated().map { index, word in
             guard Self.isLetters(word) else { return Word(text: word, alternatives: [word]) }
             var alternatives = [word]
