@@ -174,6 +174,31 @@ import TestSupport
         }
     }
 
+    /// A sign-up drops the posts its user wrote in or commented on (none, mostly), not every
+    /// instance's whole read model.
+    @Test func aSignUpDropsOnlyWhatItsUserWrote() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let one = Instance(database: database)
+            let ada = Caller(userId: "ada", name: "Ada")
+            let post = try await one.writes.write {
+                try await one.repository.create(NewPost(title: "Mine", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
+            }
+            _ = try await one.repository.post(id: post.id, viewer: nil)
+            func register(_ userId: String) async throws {
+                let event = Event(
+                    producer: "auth", key: userId, sequence: 1, actorId: userId,
+                    data: .userRegistered(UserSnapshot(userId: userId, name: "Name of \(userId)", profilePicture: "https://pictures.example/\(userId)")))
+                try await database.transaction { try await ProjectionHandler().apply(event, in: $0) }
+            }
+            try await register("carol")
+            #expect(one.model.posts.usage.entries == 1)
+            try await register("ada")
+            #expect(one.model.posts.usage.entries == 0)
+            #expect(try await one.repository.post(id: post.id, viewer: nil).author.profilePicture == "https://pictures.example/ada")
+        }
+    }
+
     /// A page's cost counts the author's id it holds: ids of 8 KiB asked for by anyone made
     /// empty pages costed at 64 bytes each, half a gigabyte within a budget of two megabytes.
     @Test func pagesOfLongAuthorIdsStayWithinTheBudget() async throws {

@@ -16,9 +16,16 @@ public struct ProjectionHandler: EventHandler {
 
     public func apply(_ event: Event, in connection: DatabaseConnection) async throws {
         switch event.data {
-        case .userRegistered, .userUpdated:
+        case .userRegistered(let user):
             try await UsersProjection.apply(event, in: connection)
-            if case .userUpdated(let user) = event.data { try await ChangeLog.author(user.userId, in: connection) }
+            // Their name and picture show where they already wrote: rarely anywhere yet (every
+            // sign-up dropped every instance's whole read model).
+            let written = try await connection.query(
+                "SELECT id FROM posts WHERE author_id = \(user.userId) UNION SELECT post_id FROM comments WHERE author_id = \(user.userId)")
+            connection.signal(try written.map { .post(id: try $0.decode("id")) })
+        case .userUpdated(let user):
+            try await UsersProjection.apply(event, in: connection)
+            try await ChangeLog.author(user.userId, in: connection)
             // A name or picture shows in every post of the author and in comments anywhere.
             connection.signal([.everything])
         case .commentCreated(let snapshot):
