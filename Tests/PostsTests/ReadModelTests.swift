@@ -124,7 +124,6 @@ import TestSupport
         try await TestDatabase.with { database in
             try await schema.apply(to: database)
             let other = Database(configuration: database.configuration, logger: testLogger)
-            defer { Task { await other.close() } }
             let one = Instance(database: database)
             let two = Instance(database: other)
             let ada = Caller(userId: "ada", name: "Ada")
@@ -139,6 +138,7 @@ import TestSupport
             }
             two.model.apply(.post(id: post.id))
             #expect(try await two.repository.list(feed, page: PageRequest()).posts.isEmpty)
+            await other.close()
         }
     }
 
