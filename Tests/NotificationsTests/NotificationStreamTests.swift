@@ -148,6 +148,44 @@ import TestSupport
         }
     }
 
+    /// A session revoked while its stream was being counted (here: the count waits on the
+    /// user's lock) ends that stream too; it stayed open until its token expired.
+    @Test func aStreamOpeningWhileItsSessionIsRevokedCloses() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let (holding, release) = AsyncStream.makeStream(of: Void.self)
+            let (held, hold) = AsyncStream.makeStream(of: Void.self)
+            let lock = Task {
+                try await service.database.transaction { connection in
+                    try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("open-streams:" + author.id), 0))")
+                    hold.yield()
+                    for await _ in holding { break }
+                }
+            }
+            for await _ in held { break }
+            let stream = try await service.openStream(as: author)
+            #expect(stream.status == 200)
+            #expect(service.hub.streamCount == 0, "being counted")
+            let revocation = SessionRevocation(sessionId: author.sessionId, userId: author.id, expiresAt: Date().addingTimeInterval(3600))
+            try await service.publish(Event(producer: "auth", key: author.id, sequence: 3, actorId: author.id, data: .sessionRevoked(revocation)))
+            // (A client closed now would end the stream's connection too: they share a loop.)
+            let refused = Locked<[EventStreamClient]>([])
+            #expect(try await eventually {
+                let again = try await service.openStream(as: author)
+                refused.withLock { $0.append(again) }
+                return again.status == 401
+            })
+            // Every copy of the revocation (the event, the deny list's table) has been taken in.
+            try await Task.sleep(for: .seconds(2))
+            #expect(service.hub.streamCount == 0, "still being counted")
+            release.yield()
+            try await lock.value
+            #expect(try await eventually { stream.ended })
+            await stream.close()
+            for client in refused.value { await client.close() }
+        }
+    }
+
     /// Six streams of one user (other sessions included): the sixth closes the oldest.
     @Test func aUsersSixthStreamClosesItsOldest() async throws {
         try await NotificationsTestService.run { service in

@@ -58,6 +58,9 @@ struct NotificationStreamController: Sendable {
                     channel.close(promise: nil)
                 }
                 defer { hub.unsubscribe(subscription) }
+                // Revoked while it was being counted: the revocation ended the streams the hub
+                // held, which did not hold this one yet.
+                if denyList.isRevoked(caller.sessionId) { subscription.end() }
                 let watcher = ConnectionCloseWatcher { subscription.drop() }
                 try await channel.pipeline.addHandler(watcher, position: .first).get()
                 defer { channel.pipeline.removeHandler(watcher, promise: nil) }
