@@ -80,7 +80,7 @@ struct SearchTestService: Sendable {
     /// Waits until the index in memory has every change committed so far.
     func caughtUp() async throws {
         let newest = try await database.query("SELECT coalesce(max(position), 0) AS newest FROM changes")[0].decode("newest", as: Int64.self)
-        try #require(try await eventually(within: .seconds(5)) { (index.position ?? 0) >= newest }, "the index catches up")
+        try #require(try await eventually(within: .seconds(30)) { (index.position ?? 0) >= newest }, "the index catches up")
     }
 
     /// Sends `event` through the broker, as its producer would.
