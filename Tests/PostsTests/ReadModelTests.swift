@@ -174,8 +174,8 @@ import TestSupport
         }
     }
 
-    /// A sign-up drops the posts its user wrote in or commented on (none, mostly), not every
-    /// instance's whole read model.
+    /// A sign-up drops the posts its user wrote (none, mostly), not every instance's whole
+    /// read model.
     @Test func aSignUpDropsOnlyWhatItsUserWrote() async throws {
         try await TestDatabase.with { database in
             try await schema.apply(to: database)

@@ -18,10 +18,10 @@ public struct ProjectionHandler: EventHandler {
         switch event.data {
         case .userRegistered(let user):
             try await UsersProjection.apply(event, in: connection)
-            // Their name and picture show where they already wrote: rarely anywhere yet (every
-            // sign-up dropped every instance's whole read model).
-            let written = try await connection.query(
-                "SELECT id FROM posts WHERE author_id = \(user.userId) UNION SELECT post_id FROM comments WHERE author_id = \(user.userId)")
+            // Their name and picture show in the posts they already wrote: rarely any yet (every
+            // sign-up dropped every instance's whole read model). A comment needs an account,
+            // so none of theirs is shown yet; a rename drops everything.
+            let written = try await connection.query("SELECT id FROM posts WHERE author_id = \(user.userId)")
             connection.signal(try written.map { .post(id: try $0.decode("id")) })
         case .userUpdated(let user):
             try await UsersProjection.apply(event, in: connection)
