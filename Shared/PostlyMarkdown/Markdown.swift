@@ -40,7 +40,7 @@ public enum Markdown {
             guard let syntax = cmark_find_syntax_extension(name) else { preconditionFailure("cmark-gfm has no \(name) extension") }
             cmark_parser_attach_syntax_extension(parser, syntax)
         }
-        var source = withoutReferenceBombs(markdown)
+        var source = boundingReferenceCopies(markdown)
         source.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { cmark_parser_feed(parser, $0.baseAddress, $0.count) }
         }
@@ -65,7 +65,7 @@ public enum Markdown {
     /// take gigabytes. The bound needs no parse: a link uses at most one definition per `]`,
     /// and a definition is a label opening a line (`[` after container markers at most, no
     /// unescaped `[` inside) closed by `]:`, and ends by the next blank line.
-    static func withoutReferenceBombs(_ markdown: String) -> String {
+    static func boundingReferenceCopies(_ markdown: String) -> String {
         var brackets = 0
         var longestDefinition = 0
         var firstDefinition: Int?  // in the current run of non-blank lines

@@ -30,18 +30,10 @@ import TestSupport
     @Test(arguments: Failure.allCases)
     func aFailingUpstreamAnswersTheStaleEntryWithAWarning(failure: Failure) async throws {
         let pexels = FakePexels()
-        try await ImagesTestService.run(pexels: pexels, environment: ["IMAGES_CACHE_TTL_SECONDS": "60"]) { service, client in
-            let token = try await service.token()
-            let fresh = try await client.search("harbour", token: token)
-            #expect(fresh.status == .ok)
-            service.clock.advance(by: 120)
+        try await Self.withAStaleEntry(pexels) { service, client, token, fresh in
             failure.apply(to: pexels)
-
             let started = ContinuousClock.now
-            let stale = try await client.search("harbour", token: token)
-            #expect(stale.status == .ok)
-            #expect(stale.isStale)
-            #expect(stale.text == fresh.text)
+            try await Self.expectStaleCopy(of: fresh, client: client, token: token)
             #expect(started.duration(to: .now) < .seconds(2))
             #expect(pexels.callCount == 2)
             #expect(service.metric("images_stale_answers_total") == 1)
@@ -52,20 +44,34 @@ import TestSupport
     /// and the stale entry answers (it answered 503).
     @Test func whileTheDatabaseIsDownTheStaleEntryAnswers() async throws {
         let pexels = FakePexels()
+        try await Self.withAStaleEntry(pexels) { service, client, token, fresh in
+            try await service.harness.whileTheDatabaseIsDown {
+                try await Self.expectStaleCopy(of: fresh, client: client, token: token)
+                #expect(try await client.search("lighthouse", token: token).status == .serviceUnavailable)
+            }
+            #expect(pexels.callCount == 1)
+        }
+    }
+
+    /// Runs `body` once "harbour" has been answered (`fresh`) and its entry has gone stale.
+    static func withAStaleEntry(
+        _ pexels: FakePexels,
+        _ body: @Sendable @escaping (ImagesTestService, any TestClientProtocol, String, TestResponse) async throws -> Void
+    ) async throws {
         try await ImagesTestService.run(pexels: pexels, environment: ["IMAGES_CACHE_TTL_SECONDS": "60"]) { service, client in
             let token = try await service.token()
             let fresh = try await client.search("harbour", token: token)
             #expect(fresh.status == .ok)
             service.clock.advance(by: 120)
-            try await service.harness.whileTheDatabaseIsDown {
-                let stale = try await client.search("harbour", token: token)
-                #expect(stale.status == .ok)
-                #expect(stale.isStale)
-                #expect(stale.text == fresh.text)
-                #expect(try await client.search("lighthouse", token: token).status == .serviceUnavailable)
-            }
-            #expect(pexels.callCount == 1)
+            try await body(service, client, token, fresh)
         }
+    }
+
+    static func expectStaleCopy(of fresh: TestResponse, client: any TestClientProtocol, token: String) async throws {
+        let stale = try await client.search("harbour", token: token)
+        #expect(stale.status == .ok)
+        #expect(stale.isStale)
+        #expect(stale.text == fresh.text)
     }
 
     @Test(arguments: Failure.allCases)

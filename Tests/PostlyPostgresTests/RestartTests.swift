@@ -23,7 +23,7 @@ struct RestartTests {
                 try await group.waitForAll()
             }
             let listenings = ListeningCount()
-            var listener = database.listen(channel: "restart", onListening: { listenings.add() }).makeAsyncIterator()
+            var listener = database.listen(channel: "restart", onStartingOver: { listenings.add() }).makeAsyncIterator()
             try await waitUntilListening(database, channel: "restart", iterator: &listener)
             #expect(listenings.count == 1)
 
