@@ -14,7 +14,7 @@ public func buildApplication(_ configuration: PostsConfiguration, logger: Logger
     let watch = ChangeWatch(feed: changes, logger: logger)
     let purge = TombstonePurge(feed: changes, writes: kit.writes, retention: configuration.tombstoneRetention, logger: logger)
     return kit.application(
-        router: buildRouter(kit, repository: repository, views: views, changes: watch, feedSite: configuration.feedSite),
+        router: buildRouter(kit, repository: repository, views: views, changes: watch, feeds: model.feeds, feedSite: configuration.feedSite),
         consumers: [kit.consumer(of: [.users, .comments], handler: ProjectionHandler())],
         // Stopped after the consumers, before the database: the view counter's last flush, and
         // the changes it, the scheduler and the consumers made told to the other instances.
@@ -24,13 +24,13 @@ public func buildApplication(_ configuration: PostsConfiguration, logger: Logger
 
 /// The posts routes on the kit's middleware. Builds without touching the database.
 func buildRouter(
-    _ kit: ServiceKit, repository: any PostRepository, views: ViewCounter, changes: ChangeWatch, feedSite: FeedSite
+    _ kit: ServiceKit, repository: any PostRepository, views: ViewCounter, changes: ChangeWatch, feeds: FeedCache, feedSite: FeedSite
 ) -> Router<PostlyRequestContext> {
     let router = kit.makeRouter(openAPI: openAPI)
     PostsController(repository: repository, views: views, writes: kit.writes).addRoutes(to: router)
     PostsImportController(repository: repository, writes: kit.writes).addRoutes(to: kit.importRoutes(on: router))
     ChangesController(feed: changes.feed, bell: changes.bell).addRoutes(to: router)
-    FeedsController(repository: repository, site: feedSite, cache: FeedCache(database: kit.database)).addRoutes(to: router)
+    FeedsController(repository: repository, site: feedSite, cache: feeds).addRoutes(to: router)
     return router
 }
 

@@ -178,8 +178,8 @@ import TestSupport
     /// Feeds in memory are bounded by their bytes: an author's feed of long posts takes
     /// megabytes, and a thousand of them were kept.
     @Test func theFeedCacheKeepsWithinItsBytes() async throws {
-        try await TestDatabase.with { database in
-            let cache = FeedCache(database: database, capacityBytes: 1 << 20)
+        do {
+            let cache = FeedCache(capacityBytes: 1 << 20)
             let renders = Locked(0)
             func read(_ author: Int) async throws {
                 _ = try await cache.feed(FeedCache.Key(format: .rss, authorId: "\(author)")) {

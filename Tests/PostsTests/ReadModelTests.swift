@@ -60,20 +60,12 @@ import TestSupport
         }
     }
 
-    /// Two instances of the service on one database, each with its own read model and sync,
-    /// as two processes have them (commit signals are per `Database`).
+    /// What one instance writes shows in the other's read model within the contract's second.
     @Test func anotherInstancesChangesShowWithinASecond() async throws {
-        try await TestDatabase.with { database in
-            try await schema.apply(to: database)
-            let other = Database(configuration: database.configuration, logger: testLogger)
-            let one = Instance(database: database)
-            let two = Instance(database: other)
-            let ada = Caller(userId: "ada", name: "Ada")
+        try await withTwoInstances { one, two in
             let feed = PostFilter(status: .published, authorId: nil)
             try await withRunning([one.sync, two.sync]) {
-                let post = try await one.writes.write {
-                    try await one.repository.create(NewPost(title: "Mine", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
-                }
+                let post = try await one.publish("Mine")
                 // Both read models hold the post and the feed's page from now on.
                 #expect(try await two.repository.post(id: post.id, viewer: nil).title == "Mine")
                 #expect(try await two.repository.list(feed, page: PageRequest()).pagination.total == 1)
@@ -85,7 +77,7 @@ import TestSupport
                     #expect(started.duration(to: .now) < .seconds(1))
                 }
                 _ = try await one.writes.write {
-                    try await one.repository.update(id: post.id, PostChanges(title: "Edited"), by: ada, ifMatch: nil, in: $0)
+                    try await one.repository.update(id: post.id, PostChanges(title: "Edited"), by: Self.ada, ifMatch: nil, in: $0)
                 }
                 try await shows { try await two.repository.post(id: post.id, viewer: nil).title == "Edited" }
 
@@ -102,75 +94,79 @@ import TestSupport
                 try await one.repository.addViews([post.id: 5])
                 try await shows { try await two.repository.post(id: post.id, viewer: nil).views == 5 }
 
-                _ = try await one.writes.write {
-                    try await one.repository.create(NewPost(title: "Second", content: "More.", status: .published, coverImage: nil), by: ada, in: $0)
-                }
+                _ = try await one.publish("Second")
                 try await shows { try await two.repository.list(feed, page: PageRequest()).pagination.total == 2 }
 
-                try await one.writes.write { try await one.repository.delete(id: post.id, by: ada, in: $0) }
+                try await one.writes.write { try await one.repository.delete(id: post.id, by: Self.ada, in: $0) }
                 try await shows {
                     let gone = (try? await two.repository.post(id: post.id, viewer: nil)) == nil
                     let listed = try await two.repository.list(feed, page: PageRequest()).posts.map(\.title)
                     return gone && listed == ["Second"]
                 }
             }
-            await other.close()
+        }
+    }
+
+    /// A rendered feed is part of the read model: another instance's post shows in it within
+    /// the contract's second (it was kept for 10 s).
+    @Test func aFeedShowsAnotherInstancesPostWithinASecond() async throws {
+        try await withTwoInstances { one, two in
+            try await withRunning([one.sync, two.sync]) {
+                _ = try await one.publish("First")
+                @Sendable func titles() async throws -> String {
+                    let feed = try await two.model.feeds.feed(FeedCache.Key(format: .rss, authorId: nil)) {
+                        let content = try await two.repository.feed(authorId: nil, epoch: .distantPast)
+                        return RenderedFeed(format: .rss, body: Array(content.posts.map(\.title).joined(separator: ",").utf8), lastModified: content.lastModified)
+                    }
+                    return String(decoding: feed.body, as: UTF8.self)
+                }
+                #expect(try await titles() == "First")
+                try await Task.sleep(for: .milliseconds(300))
+                _ = try await one.publish("Second")
+                let started = ContinuousClock.now
+                #expect(try await eventually(within: .seconds(5)) { try await titles().hasPrefix("Second") })
+                #expect(started.duration(to: .now) < .seconds(1))
+            }
         }
     }
 
     /// A page kept from before a post became a draft, read while the post itself was dropped
     /// (a like) and before the change arrived: the list does not show the draft.
     @Test func aPageKeptFromBeforeAPostBecameADraftDoesNotShowIt() async throws {
-        try await TestDatabase.with { database in
-            try await schema.apply(to: database)
-            let other = Database(configuration: database.configuration, logger: testLogger)
-            let one = Instance(database: database)
-            let two = Instance(database: other)
-            let ada = Caller(userId: "ada", name: "Ada")
+        try await withTwoInstances { one, two in
             let feed = PostFilter(status: .published, authorId: nil)
-            let post = try await one.writes.write {
-                try await one.repository.create(NewPost(title: "Public", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
-            }
+            let post = try await one.publish("Public")
             #expect(try await two.repository.list(feed, page: PageRequest()).posts.map(\.id) == [post.id])
             // No sync runs: instance two hears of nothing but what it is told here.
             _ = try await one.writes.write {
-                try await one.repository.update(id: post.id, PostChanges(content: "Secret.", status: .draft), by: ada, ifMatch: nil, in: $0)
+                try await one.repository.update(id: post.id, PostChanges(content: "Secret.", status: .draft), by: Self.ada, ifMatch: nil, in: $0)
             }
             two.model.apply(.post(id: post.id))
             #expect(try await two.repository.list(feed, page: PageRequest()).posts.isEmpty)
-            await other.close()
         }
     }
 
     /// An instance killed between a commit and its notification never sends it: the next
     /// instance to start tells the others to drop everything.
     @Test func anInstanceStartingTellsTheOthersToDropEverything() async throws {
-        try await TestDatabase.with { database in
-            try await schema.apply(to: database)
-            let other = Database(configuration: database.configuration, logger: testLogger)
-            let one = Instance(database: database)
-            let two = Instance(database: other)
-            let ada = Caller(userId: "ada", name: "Ada")
+        try await withTwoInstances { one, two in
             try await withRunning([two.sync]) {
                 // Listening has started (which drops everything once).
                 try await Task.sleep(for: .milliseconds(500))
-                let post = try await one.writes.write {
-                    try await one.repository.create(NewPost(title: "Before", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
-                }
+                let post = try await one.publish("Before")
                 #expect(try await two.repository.post(id: post.id, viewer: nil).title == "Before")
                 // Instance one's change, its notification never sent.
                 _ = try await one.writes.write {
-                    try await one.repository.update(id: post.id, PostChanges(title: "After"), by: ada, ifMatch: nil, in: $0)
+                    try await one.repository.update(id: post.id, PostChanges(title: "After"), by: Self.ada, ifMatch: nil, in: $0)
                 }
                 try await Task.sleep(for: .milliseconds(300))
                 #expect(try await two.repository.post(id: post.id, viewer: nil).title == "Before")
-                let replacement = Instance(database: database)
+                let replacement = Instance(database: one.database)
                 try await withRunning([replacement.sync]) {
                     let dropped = try await eventually(within: .seconds(3)) { try await two.repository.post(id: post.id, viewer: nil).title == "After" }
                     #expect(dropped)
                 }
             }
-            await other.close()
         }
     }
 
@@ -180,10 +176,7 @@ import TestSupport
         try await TestDatabase.with { database in
             try await schema.apply(to: database)
             let one = Instance(database: database)
-            let ada = Caller(userId: "ada", name: "Ada")
-            let post = try await one.writes.write {
-                try await one.repository.create(NewPost(title: "Mine", content: "Words.", status: .published, coverImage: nil), by: ada, in: $0)
-            }
+            let post = try await one.publish("Mine")
             _ = try await one.repository.post(id: post.id, viewer: nil)
             func register(_ userId: String) async throws {
                 let event = Event(
@@ -212,6 +205,24 @@ import TestSupport
         }
     }
 
+    /// Two instances of the service on one database, each with its own pool, read model and
+    /// sync, as two processes have them (commit signals are per `Database`).
+    func withTwoInstances(_ body: (Instance, Instance) async throws -> Void) async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let other = Database(configuration: database.configuration, logger: testLogger)
+            do {
+                try await body(Instance(database: database), Instance(database: other))
+            } catch {
+                await other.close()
+                throw error
+            }
+            await other.close()
+        }
+    }
+
+    static let ada = Caller(userId: "ada", name: "Ada")
+
     struct Instance {
         let database: Database
         let model: ReadModel
@@ -225,6 +236,13 @@ import TestSupport
             repository = PostgresPostRepository(database: database, model: model)
             writes = WriteUnit(database: database, producer: "posts", logger: testLogger)
             sync = ReadModelSync(database: database, model: model, logger: testLogger)
+        }
+
+        /// A published post by Ada, written as a request writes it.
+        func publish(_ title: String) async throws -> Post {
+            try await writes.write {
+                try await repository.create(NewPost(title: title, content: "Words.", status: .published, coverImage: nil), by: ReadModelTests.ada, in: $0)
+            }
         }
     }
 

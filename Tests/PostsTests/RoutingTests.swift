@@ -12,7 +12,8 @@ import TestSupport
         let repository = PostgresPostRepository(database: kit.database)
         let router = buildRouter(
             kit, repository: repository, views: ViewCounter(repository: repository, interval: .seconds(1), logger: kit.logger),
-            changes: ChangeWatch(feed: ChangeFeed(database: kit.database, logger: kit.logger), logger: kit.logger), feedSite: PostsConfiguration(environment: [:]).feedSite)
+            changes: ChangeWatch(feed: ChangeFeed(database: kit.database, logger: kit.logger), logger: kit.logger), feeds: FeedCache(),
+            feedSite: PostsConfiguration(environment: [:]).feedSite)
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])
     }

@@ -2,13 +2,11 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import PostlyPostgres
 import PostlyService
-import Synchronization
 
 /// The RSS 2.0 and Atom feeds of the site and of each author: public, `HEAD` too, with
 /// `ETag` and `Last-Modified` and their 304s (RFC 9110 §13.1.2-13.1.3). A rendered feed is
-/// kept until this instance commits a change, or for 10 s (other instances' changes).
+/// kept until the read model takes in a change a feed may show (`FeedCache`).
 struct FeedsController: Sendable {
     let repository: any PostRepository
     let site: FeedSite
@@ -69,51 +67,5 @@ struct RenderedFeed: Sendable {
         if let ifNoneMatch = headers[.ifNoneMatch] { return PostsController.matches(ifNoneMatch, etag: etag) }
         guard let text = headers[.ifModifiedSince], let since = HTTPDate.parse(text) else { return false }
         return since >= lastModifiedSecond
-    }
-}
-
-/// Rendered feeds in memory: dropped when this instance commits a change that a feed may show
-/// (views aside), and after `lifetime` (another instance's change). Bounded by their bytes
-/// (an author's feed of long posts takes megabytes), the least recently read going first.
-final class FeedCache: Sendable {
-    struct Key: Hashable, Sendable {
-        var format: FeedFormat
-        var authorId: String?
-    }
-
-    private struct State {
-        var feeds: LeastRecentlyUsed<Key, (feed: RenderedFeed, expires: ContinuousClock.Instant)>
-        /// Grows with every drop: a feed rendered across one is not kept.
-        var generation: UInt64 = 0
-    }
-
-    private let state: Mutex<State>
-    let lifetime: Duration
-
-    init(database: Database, lifetime: Duration = .seconds(10), capacityBytes: Int = 32 << 20) {
-        self.lifetime = lifetime
-        state = Mutex(State(feeds: LeastRecentlyUsed(maxBytes: capacityBytes)))
-        // For the database's lifetime, like the cache's.
-        _ = database.onCommit(signalling: ReadModel.channel) { [self] line in
-            if case .views? = PostChange(line: Substring(line)) { return }
-            state.withLock { state in
-                state.feeds.removeAll()
-                state.generation += 1
-            }
-        }
-    }
-
-    /// The feed of `key`, rendered by `render` when none is kept. Two first readers may both
-    /// render: the feed is the same.
-    func feed(_ key: Key, render: () async throws -> RenderedFeed) async throws -> RenderedFeed {
-        let now = ContinuousClock.now
-        let (kept, generation) = state.withLock { ($0.feeds.value(of: key), $0.generation) }
-        if let kept, kept.expires > now { return kept.feed }
-        let feed = try await render()
-        state.withLock { state in
-            guard state.generation == generation else { return }
-            state.feeds.insert((feed, now + lifetime), bytes: 256 + feed.body.count + (key.authorId?.utf8.count ?? 0), for: key)
-        }
-        return feed
     }
 }

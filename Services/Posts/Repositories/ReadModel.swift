@@ -2,8 +2,9 @@ import PostlyModels
 import PostlyPostgres
 import Synchronization
 
-/// The posts service's read model in memory: posts with their comments and authors, and the
-/// pages of lists (their ids and totals), each kept until a change drops it, never by age.
+/// The posts service's read model in memory: posts with their comments and authors, the
+/// pages of lists (their ids and totals) and the rendered feeds, each kept until a change
+/// drops it, never by age.
 ///
 /// - This instance's commits signal what they changed (`channel`, a `PostChange` line), and
 ///   the model drops it before the write answers, so the writer's next read is never stale.
@@ -28,6 +29,7 @@ final class ReadModel: Sendable {
 
     let posts: ReadCache<String, Post>
     let pages: ReadCache<PageKey, PageIDs>
+    let feeds = FeedCache()
     /// Changes this instance made that other instances have not been told of yet.
     let outgoing = ChangeQueue()
 
@@ -56,10 +58,13 @@ final class ReadModel: Sendable {
             pages.drop(tags: ["author \(authorId)", "status \(status.rawValue)", "status any"])
         case .views(let id, let total):
             posts.update(id) { $0.views = max($0.views, total) }
+            return  // a feed shows no views
         case .everything:
             posts.dropAll()
             pages.dropAll()
         }
+        // After the posts and pages: a feed rendered from now on reads them as changed.
+        feeds.dropAll()
     }
 
     /// The view counter wrote views: the posts' totals in the database.
