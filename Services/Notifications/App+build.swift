@@ -16,9 +16,8 @@ func buildApplicationAndHub(
     let openStreams = OpenStreams(
         database: kit.database, streamsPerUser: configuration.streamsPerUser, staleAfter: configuration.heartbeatInterval * 3)
     let hub = NotificationHub(
-        database: kit.database, repository: repository, openStreams: openStreams, heartbeatInterval: configuration.heartbeatInterval,
-        streamCapacity: configuration.streamCapacity, logger: logger)
-    kit.denyList.onRevocation { hub.endSession($0) }
+        database: kit.database, repository: repository, openStreams: openStreams, denyList: kit.denyList,
+        heartbeatInterval: configuration.heartbeatInterval, streamCapacity: configuration.streamCapacity, logger: logger)
     let app = kit.application(
         router: buildRouter(kit, configuration, repository: repository, hub: hub),
         consumers: [kit.consumer(of: [.posts, .comments, .users], handler: NotificationsEventHandler())],

@@ -16,7 +16,8 @@ import TestSupport
 /// with a test token issuer. `database` is a second pool to the same database.
 struct NotificationsTestService: Sendable {
     let issuer: TestTokenIssuer
-    let database: Database
+    let testDatabase: TestDatabase
+    var database: Database { testDatabase.database }
     let kafka: KafkaConfiguration
     let producer: KafkaProducer
     /// Each running instance: its hub and its port.
@@ -61,7 +62,7 @@ struct NotificationsTestService: Sendable {
                         try await consuming.app.test(.live) { client in
                             try await body(
                                 NotificationsTestService(
-                                    issuer: issuer, database: testDatabase.database, kafka: kafka, producer: producer,
+                                    issuer: issuer, testDatabase: testDatabase, kafka: kafka, producer: producer,
                                     instances: [Instance(hub: other.hub, client: otherClient), Instance(hub: consuming.hub, client: client)]))
                         }
                     }
@@ -69,7 +70,7 @@ struct NotificationsTestService: Sendable {
                     try await consuming.app.test(.live) { client in
                         try await body(
                             NotificationsTestService(
-                                issuer: issuer, database: testDatabase.database, kafka: kafka, producer: producer,
+                                issuer: issuer, testDatabase: testDatabase, kafka: kafka, producer: producer,
                                 instances: [Instance(hub: consuming.hub, client: client)]))
                     }
                 }
@@ -82,6 +83,10 @@ struct NotificationsTestService: Sendable {
     }
 
     var client: any TestClientProtocol { instances[0].client }
+
+    func whileTheDatabaseIsDown(_ body: () async throws -> Void) async throws {
+        try await testDatabase.whileDown(body)
+    }
     var hub: NotificationHub { instances[0].hub }
     var port: Int { instances[0].port }
 

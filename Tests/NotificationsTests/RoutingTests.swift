@@ -13,8 +13,8 @@ import TestSupport
         let repository = PostgresNotificationRepository(database: kit.database)
         let openStreams = OpenStreams(database: kit.database, streamsPerUser: configuration.streamsPerUser, staleAfter: .seconds(30))
         let hub = NotificationHub(
-            database: kit.database, repository: repository, openStreams: openStreams, heartbeatInterval: configuration.heartbeatInterval,
-            streamCapacity: configuration.streamCapacity, logger: kit.logger)
+            database: kit.database, repository: repository, openStreams: openStreams, denyList: kit.denyList,
+            heartbeatInterval: configuration.heartbeatInterval, streamCapacity: configuration.streamCapacity, logger: kit.logger)
         let router = buildRouter(kit, configuration, repository: repository, hub: hub)
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])

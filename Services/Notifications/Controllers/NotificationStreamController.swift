@@ -41,26 +41,25 @@ struct NotificationStreamController: Sendable {
     @Sendable func stream(_ request: Request, context: PostlyRequestContext) async throws -> Response {
         let caller = try await caller(request, context: context)
         let lastEventId = request.headers[.lastEventID] ?? request.uri.queryParameters.get("lastEventId")
-        // Read before answering, so a database that is down answers 503, not an empty stream.
+        // Read and counted before answering: a database that is down answers 503, not a stream
+        // that can carry nothing.
         let anchor: Int64?
         if let lastEventId {
             anchor = try await repository.position(of: lastEventId, recipientId: caller.userId)
         } else {
             anchor = nil
         }
-        opened.increment()
         let channel = context.channel
+        let subscription = try await hub.admit(userId: caller.userId, sessionId: caller.sessionId, expiresAt: caller.expiresAt) {
+            channel.close(promise: nil)
+        }
+        opened.increment()
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .accelBuffering: "no"],
             body: ResponseBody { writer in
-                let subscription = await hub.subscribe(userId: caller.userId, sessionId: caller.sessionId, expiresAt: caller.expiresAt) {
-                    channel.close(promise: nil)
-                }
+                hub.hold(subscription)
                 defer { hub.unsubscribe(subscription) }
-                // Revoked while it was being counted: the revocation ended the streams the hub
-                // held, which did not hold this one yet.
-                if denyList.isRevoked(caller.sessionId) { subscription.end() }
                 let watcher = ConnectionCloseWatcher { subscription.drop() }
                 try await channel.pipeline.addHandler(watcher, position: .first).get()
                 defer { channel.pipeline.removeHandler(watcher, promise: nil) }

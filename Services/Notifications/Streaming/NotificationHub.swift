@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import PostlyPostgres
+import PostlyService
 import ServiceLifecycle
 import Synchronization
 
@@ -19,6 +20,7 @@ final class NotificationHub: Service {
     private let database: Database
     private let repository: any NotificationRepository
     private let openStreams: OpenStreams
+    private let denyList: SessionDenyList
     private let heartbeatInterval: Duration
     private let streamCapacity: Int
     private let logger: Logger
@@ -29,40 +31,47 @@ final class NotificationHub: Service {
     private let listenedBefore = Atomic(false)
 
     init(
-        database: Database, repository: any NotificationRepository, openStreams: OpenStreams, heartbeatInterval: Duration,
-        streamCapacity: Int, logger: Logger
+        database: Database, repository: any NotificationRepository, openStreams: OpenStreams, denyList: SessionDenyList,
+        heartbeatInterval: Duration, streamCapacity: Int, logger: Logger
     ) {
         self.database = database
         self.repository = repository
         self.openStreams = openStreams
+        self.denyList = denyList
         self.heartbeatInterval = heartbeatInterval
         self.streamCapacity = streamCapacity
         self.logger = logger
+        denyList.onRevocation { [weak self] in self?.endSession($0) }
     }
 
     // MARK: - Streams
 
-    /// Registers a stream of the user's notifications, until `expiresAt`; `closeConnection`
-    /// drops it for good. The user's oldest stream, on any instance, ends when this one is one
-    /// too many; when the database cannot count it, the stream opens all the same.
-    func subscribe(
+    /// A stream of the user's notifications until `expiresAt`, counted among the user's
+    /// streams on every instance before it answers: their oldest ends when this one is one
+    /// too many, and a database that cannot count it answers 503 (the stream could carry
+    /// nothing). `hold` it once its response is being written; `closeConnection` drops it for
+    /// good. (One never held stops counting after three heartbeats.)
+    func admit(
         userId: String, sessionId: String, expiresAt: Date, closeConnection: @escaping @Sendable () -> Void
-    ) async -> StreamSubscription {
+    ) async throws -> StreamSubscription {
         let subscription = StreamSubscription(
             id: UUID().uuidString.lowercased(), userId: userId, sessionId: sessionId, expiresAt: expiresAt, capacity: streamCapacity,
             closeConnection: closeConnection)
-        do {
-            try await openStreams.open(id: subscription.id, userId: userId)
-        } catch {
-            logger.warning("cannot count a stream among its user's", metadata: ["error": "\(error)"])
-        }
+        try await openStreams.open(id: subscription.id, userId: userId)
+        return subscription
+    }
+
+    /// Hands the hub an admitted stream: from now on it gets its user's notifications.
+    func hold(_ subscription: StreamSubscription) {
         let count = state.withLock { state in
-            state.byUser[userId, default: [:]][subscription.id] = subscription
+            state.byUser[subscription.userId, default: [:]][subscription.id] = subscription
             state.count += 1
             return state.count
         }
         openGauge.record(count)
-        return subscription
+        // Revoked since it was admitted: the revocation ended the streams held here, which
+        // did not hold this one yet.
+        if denyList.isRevoked(subscription.sessionId) { subscription.end() }
     }
 
     func unsubscribe(_ subscription: StreamSubscription) {
@@ -99,6 +108,7 @@ final class NotificationHub: Service {
             group.addTask { await self.forwardSignals() }
             group.addTask { await self.closeWhenAsked() }
             group.addTask { await self.beat() }
+            group.addTask { await self.refreshOpenStreams() }
             // Streams end on their own at graceful shutdown (the HTTP server's, which comes
             // first); this ends the hub's loops after it, or on cancellation.
             try? await gracefulShutdown()
@@ -141,16 +151,23 @@ final class NotificationHub: Service {
         while !Task.isCancelled {
             try? await Task.sleep(for: heartbeatInterval)
             let now = Date()
-            let open = subscriptions(where: { _ in true })
-            for subscription in open {
+            for subscription in subscriptions(where: { _ in true }) {
                 if subscription.expiresAt <= now {
                     subscription.end()
                 } else {
                     offer(.heartbeat, to: subscription)
                 }
             }
+        }
+    }
+
+    /// Marks this instance's streams as open at each heartbeat, in a loop of its own: a slow
+    /// database must not hold the heartbeats up.
+    private func refreshOpenStreams() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: heartbeatInterval)
             do {
-                try await openStreams.refresh(ids: open.map(\.id))
+                try await openStreams.refresh(ids: subscriptions(where: { _ in true }).map(\.id))
             } catch {
                 logger.warning("cannot mark this instance's streams as open", metadata: ["error": "\(error)"])
             }
