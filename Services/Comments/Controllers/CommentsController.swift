@@ -48,12 +48,9 @@ struct CommentsController: Sendable {
 
         let post = try await posts.visiblePost(id: postId, to: identity, authorization: request.headers[.authorization])
         let picture = try await repository.profilePicture(userId: identity.userId)
-        let comment = Comment(
-            id: UUID.timeOrderedString(), postId: post.id, content: content,
-            author: Author(userId: identity.userId, name: identity.name, profilePicture: picture),
-            createdAt: Self.wholeMilliseconds(Date()))
+        let author = Author(userId: identity.userId, name: identity.name, profilePicture: picture)
         return try await writes.write(idempotency: idempotency) { transaction in
-            let created = try await repository.create(comment, on: post, in: transaction)
+            let created = try await repository.create(content: content, by: author, on: post, in: transaction)
             return try StoredAnswer(
                 status: 201, headers: [.init("Location", "/api/posts/\(created.postId)/comments/\(created.id)")], json: created)
         }
@@ -77,10 +74,5 @@ struct CommentsController: Sendable {
 
     func postId(_ context: some RequestContext) throws -> String {
         try context.parameters.require("postId")
-    }
-
-    /// What the clients see (milliseconds), so the answer, the stored row and the event agree.
-    static func wholeMilliseconds(_ date: Date) -> Date {
-        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 }

@@ -50,7 +50,7 @@ struct CommentsImportController: Sendable {
                 }
                 let comment = Comment(
                     id: sent.id, postId: post.id, content: sent.content, author: sent.author,
-                    createdAt: CommentsController.wholeMilliseconds(sent.createdAt))
+                    createdAt: sent.createdAt.inWholeMilliseconds)
                 outcome.count(try await repository.importComment(comment, on: post, in: transaction), id: sent.id)
             }
             return outcome

@@ -22,9 +22,10 @@ protocol CommentRepository: Sendable {
     func comments(postId: String, page: PageRequest?) async throws -> [Comment]
     /// The user's picture, when a user event told it.
     func profilePicture(userId: String) async throws -> String?
-    /// Stores `comment` with its `comment.created` event. Throws `postNotFound` when the post
-    /// was deleted meanwhile.
-    func create(_ comment: Comment, on post: KnownPost, in transaction: WriteTransaction) async throws -> Comment
+    /// Stores a new comment with its `comment.created` event, timed once it holds the post's
+    /// lock, so that comments list in the order they commit. Throws `postNotFound` when the
+    /// post was deleted meanwhile.
+    func create(content: String, by author: Author, on post: KnownPost, in transaction: WriteTransaction) async throws -> Comment
     /// Deletes the comment of `post` with its `comment.deleted` event when `userId` wrote the
     /// comment or the post; `commentNotFound` for a comment not on that post,
     /// `notAllowedToDelete` for anyone else.

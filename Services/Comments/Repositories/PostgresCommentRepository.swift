@@ -35,13 +35,16 @@ struct PostgresCommentRepository: CommentRepository {
         try await database.withConnection { try await UsersProjection.profilePicture(of: userId, in: $0) }
     }
 
-    func create(_ comment: Comment, on post: KnownPost, in transaction: WriteTransaction) async throws -> Comment {
+    func create(content: String, by author: Author, on post: KnownPost, in transaction: WriteTransaction) async throws -> Comment {
         let connection = transaction.connection
         try await transaction.lockSequence(of: post.id, on: .comments)
         // Under the post's sequence lock: a deletion applied meanwhile is seen here.
         let deleted = try await connection.query("SELECT deleted FROM posts WHERE id = \(post.id)").first?
             .decode("deleted", as: Bool.self)
         if deleted == true { throw CommentError.postNotFound }
+        // Timed under the lock too: one timed before a wait would sort before a comment that
+        // committed first, and an offset page would show that one twice.
+        let comment = Comment(id: UUID.timeOrderedString(), postId: post.id, content: content, author: author, createdAt: Date().inWholeMilliseconds)
         try await connection.execute(
             """
             INSERT INTO comments (id, post_id, content, author_id, author_name, author_picture, created_at)
