@@ -67,19 +67,24 @@ struct AuthController {
             try? await rateLimiter.refund(charge)
             throw error
         }
-        guard matches, let account else { throw APIError.unauthorized(Self.invalidCredentials) }
+        guard matches, let account, let checked = account.passwordHash else { throw APIError.unauthorized(Self.invalidCredentials) }
         try await rateLimiter.forgive(charge)
         // An imported (Werkzeug) hash is replaced by one of ours in the login's own write.
-        var rehash: (current: String, new: String)?
-        if let current = account.passwordHash, PasswordHasher.needsRehash(current) {
-            rehash = (current, try await passwords.hash(password))
+        var rehash: String?
+        if PasswordHasher.needsRehash(checked) {
+            rehash = try await passwords.hash(password)
         }
         return try await startSession { new in
             try await writes.write { transaction in
                 if let rehash {
-                    try await accounts.replacePasswordHash(userId: account.user.userId, current: rehash.current, with: rehash.new, in: transaction)
+                    try await accounts.replacePasswordHash(userId: account.user.userId, current: checked, with: rehash, in: transaction)
                 }
-                return try await accounts.startSession(userId: account.user.userId, session: new, in: transaction)
+                // Nil when the password stopped being the account's during the check (a Google
+                // sign-in took the account over, or the password was changed).
+                guard let user = try await accounts.startSession(userId: account.user.userId, passwordHash: rehash ?? checked, session: new, in: transaction) else {
+                    throw APIError.unauthorized(Self.invalidCredentials)
+                }
+                return user
             }
         }
     }

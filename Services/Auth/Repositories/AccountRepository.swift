@@ -64,8 +64,9 @@ public protocol AccountRepository: Sendable {
     func account(email: String) async throws -> Account?
     /// The user by id; `accountGone` when the user no longer exists.
     func user(id: String) async throws -> User
-    /// Starts a session for a user who just proved who they are, and sets `lastLogin`.
-    func startSession(userId: String, session: NewSession, in transaction: WriteTransaction) async throws -> User
+    /// Starts a session for a user who just proved their password, and sets `lastLogin`, if
+    /// `passwordHash` (what the password was checked against) is still theirs; nil when not.
+    func startSession(userId: String, passwordHash: String, session: NewSession, in transaction: WriteTransaction) async throws -> User?
     /// Finds the Google account's user (by subject; else links the account with the same
     /// email, whose password then stops working and whose sessions are revoked; else creates
     /// one) and starts a session. Throws `accountConflict` when the email's account is linked

@@ -39,9 +39,13 @@ public struct PostgresAccountRepository: AccountRepository {
         try await database.withConnection { try await Self.user(id: id, in: $0) }
     }
 
-    public func startSession(userId: String, session: NewSession, in transaction: WriteTransaction) async throws -> User {
+    public func startSession(userId: String, passwordHash: String, session: NewSession, in transaction: WriteTransaction) async throws -> User? {
         let connection = transaction.connection
-        try await connection.execute("UPDATE users SET last_login = now() WHERE id = \(userId)")
+        // A Google link that commits while the password is checked changes the row: the
+        // update waits for it and finds the hash gone.
+        let stillTheirs = try await connection.query(
+            "UPDATE users SET last_login = now() WHERE id = \(userId) AND password_hash = \(passwordHash) RETURNING id")
+        guard !stillTheirs.isEmpty else { return nil }
         try await Self.insert(session, userId: userId, in: connection)
         return try await Self.user(id: userId, in: connection)
     }
