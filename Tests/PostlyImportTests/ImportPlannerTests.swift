@@ -47,6 +47,24 @@ import Testing
         #expect(plan.report.rejected.isEmpty)
     }
 
+    /// A NUL character, which MongoDB stores and PostgreSQL's text refuses, is taken out and
+    /// reported: kept, it failed its whole batch, on every resume.
+    @Test func nulCharactersAreTakenOutAndReported() throws {
+        let users = DumpFile(path: "users.json", bytes: Array(#"""
+            {"userId": "u1", "name": "A\u0000da", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
+            """#.utf8))
+        let posts = DumpFile(path: "posts.json", bytes: Array(#"""
+            {"_id": "p1", "title": "Ti\u0000tle", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "title", "createdAt": "2024-01-02T00:00:00Z", "status": "published", "comments": [{"_id": "c1", "content": "\u0000Hi\u0000", "author": {"userId": "u1", "name": "Ada"}, "createdAt": "2024-01-03T00:00:00Z"}]}
+            """#.utf8))
+        let plan = ImportPlanner.plan(users: users, posts: posts, likes: DumpFile(path: "likes.json", bytes: []), runId: "test")
+        #expect(plan.users.map(\.record.name) == ["Ada"])
+        #expect(plan.posts.map(\.record.title) == ["Title"])
+        #expect(plan.comments.map(\.record.content) == ["Hi"])
+        let removed = plan.report.fixes.filter { $0.rule == "nul_removed" }.map { "\($0.id) \($0.field)" }
+        #expect(removed == ["u1 name", "p1 comments[0].content", "p1 title"])
+        #expect(plan.report.rejected.isEmpty)
+    }
+
     @Test func namesPicturesAndDatesAreNormalized() throws {
         let plan = try FlaskDump.plan("relaxed")
         let users = Dictionary(uniqueKeysWithValues: plan.users.map { ($0.record.email, $0.record) })

@@ -125,3 +125,33 @@ extension ExtendedJSON: Encodable {
         }
     }
 }
+
+extension ExtendedJSON {
+    /// This value with U+0000 taken out of its strings, and where it was taken from (`title`,
+    /// `comments[2].content`): PostgreSQL's text refuses it, so one such character would stop
+    /// a whole batch, on every resume.
+    func removingNULs(at path: String = "") -> (value: ExtendedJSON, fields: [String]) {
+        switch self {
+        case .string(let text) where text.unicodeScalars.contains("\0"):
+            return (.string(String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\0" }))), [path])
+        case .array(let values):
+            var cleaned: [ExtendedJSON] = [], fields: [String] = []
+            for (index, value) in values.enumerated() {
+                let (clean, found) = value.removingNULs(at: "\(path)[\(index)]")
+                cleaned.append(clean)
+                fields += found
+            }
+            return (.array(cleaned), fields)
+        case .document(let values):
+            var cleaned: [String: ExtendedJSON] = [:], fields: [String] = []
+            for (key, value) in values {
+                let (clean, found) = value.removingNULs(at: path.isEmpty ? key : "\(path).\(key)")
+                cleaned[key] = clean
+                fields += found
+            }
+            return (.document(cleaned), fields.sorted())
+        default:
+            return (self, [])
+        }
+    }
+}

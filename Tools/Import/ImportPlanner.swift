@@ -281,6 +281,10 @@ public struct ImportPlanner {
             plan.report.counts[collection].read += 1
             switch entry.document {
             case .success(let document):
+                let (cleaned, fields) = ExtendedJSON.document(document).removingNULs()
+                guard case .document(let document) = cleaned else { continue }
+                let id = nonEmpty(document["userId"]?.string) ?? nonEmpty(document["_id"]?.string) ?? "line \(entry.line)"
+                for field in fields { fix(collection, id, field, "nul_removed", .string("\u{0}"), .string("")) }
                 documents.append((entry, document))
             case .failure(let error) where error == DumpFile.tooLarge:
                 reject(collection, entry.line, nil, error.description)
