@@ -56,8 +56,10 @@ import TestSupport
     }
 
     /// A comment as the comments service's event brings it, applied as the consumer applies it.
-    static func comment(_ id: String, on postId: String, by author: TestUser, deleted: Bool = false, in database: Database) async throws {
-        let comment = PostlyModels.Comment(id: id, postId: postId, content: "Nice", author: Author(userId: author.id, name: author.name), createdAt: Date())
+    static func comment(
+        _ id: String, on postId: String, by author: TestUser, content: String = "Nice", deleted: Bool = false, in database: Database
+    ) async throws {
+        let comment = PostlyModels.Comment(id: id, postId: postId, content: content, author: Author(userId: author.id, name: author.name), createdAt: Date())
         let snapshot = CommentSnapshot(comment: comment, postTitle: "", postAuthorId: "")
         let event = Event(
             producer: "comments", key: postId, sequence: 1, actorId: author.id, data: deleted ? .commentDeleted(snapshot) : .commentCreated(snapshot))
@@ -214,6 +216,24 @@ import TestSupport
             #expect(first.more && !first.changes.isEmpty && first.changes.count < 25)
             let rest = try await Self.collect(api, since: first.next, count: 25 - first.changes.count)
             #expect(Set((first.changes + rest.changes).map(\.id)) == ids)
+        }
+    }
+
+    /// An entry over 4 MiB on its own is a page of its own (at least one entry): the page was
+    /// not cut at all, and held every entry asked for.
+    @Test func anEntryOverFourMebibytesIsAPageOfItsOwn() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create("Commented", as: ada)
+            let before = try await Self.page(api, since: "now")
+            try await Self.comment("long", on: post.id, by: ada, content: String(repeating: "x", count: 5 << 20), in: api.database)
+            let after = try await api.create("After", as: ada)
+            _ = try await Self.collect(api, since: before.next, count: 2)
+
+            let first = try await Self.page(api, since: before.next)
+            #expect(first.changes.map(\.id) == ["long"])
+            #expect(first.more)
+            #expect(try await Self.page(api, since: first.next).changes.map(\.id) == [after.id])
         }
     }
 
