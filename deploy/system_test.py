@@ -77,8 +77,8 @@ def walk(client, suite):
     check(f"every consumer has joined and applied a first event ({took:.1f} s after ready)", ready)
     # One warm-up event travels in one partition: the others may still be handed over (tansu
     # holds a static member's join 6 s), and an event there would wait for it.
-    stable, took = eventually(30, lambda: groups_settled(suite))
-    check(f"every consumer group holds its partitions ({took:.1f} s later)", stable)
+    stable, took = eventually(60, lambda: not unsettled_groups(suite))
+    check(f"every consumer group holds its partitions ({took:.1f} s later)", stable, unsettled_groups(suite))
     suite_idle(suite)
     client.call("DELETE", f"/api/posts/{warm}", grace)
     client.call("POST", "/api/notifications/read", grace, {"all": True})
@@ -517,11 +517,12 @@ def suite_idle(suite, seconds=10):
     check(f"idle, every service instance uses under 5 % of a core (the most: {busiest} {cores[busiest]:.3f})", cores[busiest] < 0.05, cores)
 
 
-def groups_settled(suite):
-    """Whether every consumer of every instance holds its partitions: in its log, its group's
-    last rebalance is an assignment, and none happened in the last second. A group one instance
-    of a service has joined, every instance of it must have: a member whose join tansu still
-    holds has logged nothing, and its join later takes partitions from the others mid-walk."""
+def unsettled_groups(suite):
+    """The consumers that do not hold their partitions yet, as `log: group (why)`; none when
+    every consumer of every instance does: in its log, its group's last rebalance is an
+    assignment, and none happened in the last second. A group one instance of a service has
+    joined, every instance of it must have: a member whose join tansu still holds has logged
+    nothing, and its join later takes partitions from the others mid-walk."""
     logs = os.path.join(suite.run_dir, "logs")
     last, groups = {}, {}
     for name in os.listdir(logs):
@@ -537,16 +538,21 @@ def groups_settled(suite):
                     group = re.sub(r"-sessions-.*", "-sessions", entry.get("kafka.group", ""))
                     last[(name, group)] = (entry["message"], entry["time"])
                     groups.setdefault(service, set()).add(group)
+    if not last:
+        return ["no consumer has logged a rebalance"]
+    unsettled = []
     for name in os.listdir(logs):
         for group in groups.get(re.sub(r"(-\d+)?\.log$", "", name), ()):
             if (name, group) not in last:
-                return False
+                unsettled.append(f"{name}: {group} (not joined)")
     now = time.time()
-    for message, at in last.values():
+    for (name, group), (message, at) in last.items():
         moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + at[19:].rstrip("Z"))
-        if message != "Kafka partitions assigned" or now - moment < 1:
-            return False
-    return bool(last)
+        if message != "Kafka partitions assigned":
+            unsettled.append(f"{name}: {group} ({message})")
+        elif now - moment < 1:
+            unsettled.append(f"{name}: {group} (assigned {now - moment:.1f} s ago)")
+    return unsettled
 
 
 def rebalances_and_warnings(suite, *services):
