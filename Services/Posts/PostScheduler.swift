@@ -12,6 +12,9 @@ import ServiceLifecycle
 struct PostScheduler: Service {
     /// Posts published in one transaction.
     static let batchSize = 100
+    /// The least it waits: a due post another instance holds stays due until that one commits,
+    /// and looking again at once would spin on the database.
+    static let shortestWait = Duration.milliseconds(50)
     /// How late posts are published: the write unit's clock at the publish minus `publishAt`.
     static let lag = Metrics.Timer(label: "postly_posts_publish_lag_seconds")
 
@@ -39,7 +42,7 @@ struct PostScheduler: Service {
         do {
             while try await publishBatch() == Self.batchSize {}
             guard let next = try await repository.nextDue() else { return poll }
-            return min(poll, .milliseconds(max(0, Int(next.timeIntervalSince(writes.now) * 1000))))
+            return min(poll, max(Self.shortestWait, .milliseconds(Int(next.timeIntervalSince(writes.now) * 1000))))
         } catch is CancellationError {
             return .zero
         } catch {

@@ -120,4 +120,31 @@ import TestSupport
             await two.database.close()
         }
     }
+
+    /// A due post another instance holds (publishing it, or a PUT) stays due until that one
+    /// commits: the scheduler waits before it looks again (it looked again at once, a write
+    /// transaction and a query after another, as long as the lock was held).
+    @Test func aDuePostHeldElsewhereIsNotLookedAtAgainAtOnce() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let clock = TestClock()
+            try await Self.seed(1, dueAt: clock.now(), in: database)
+            let instance = Instance("scheduler", on: database.configuration, clock: clock)
+            let (holding, release) = AsyncStream.makeStream(of: Void.self)
+            let (held, hold) = AsyncStream.makeStream(of: Void.self)
+            let elsewhere = Task {
+                try await database.transaction { connection in
+                    try await connection.execute("SELECT id FROM posts WHERE id = 'post-1' FOR UPDATE")
+                    hold.yield()
+                    for await _ in holding { break }
+                }
+            }
+            for await _ in held { break }
+            #expect(await instance.scheduler.publishDue() >= .milliseconds(20))
+            release.yield()
+            try await elsewhere.value
+            #expect(try await Self.scheduledLeft(in: database) == 1)
+            await instance.database.close()
+        }
+    }
 }
