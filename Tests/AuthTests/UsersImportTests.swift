@@ -99,6 +99,21 @@ import TestSupport
         }
     }
 
+    /// The earlier backend had no limit on names; the token carries the API's 100 characters
+    /// of one, so it fits the gateway's 8 KiB of headers (it carried 6,000 bytes, and every
+    /// request with it was refused).
+    @Test func anImportedUserWithALongNameGetsATokenThatFitsAHeader() async throws {
+        try await Self.withImport { auth in
+            let vector = try #require(WerkzeugHashTests.vectors.first { $0.verifies })
+            let user = Self.user("long-name", email: "long-name@example.com", name: String(repeating: "Lovelace", count: 750), passwordHash: vector.hash)
+            #expect(try await auth.harness.importBatch("/internal/import/users", json: Self.batch([user])).importOutcome().created == 1)
+            let session = try await auth.loginWithEmail("long-name@example.com", password: vector.password).session()
+            #expect(session.accessToken.utf8.count < 1_024)
+            #expect(session.user.name.count == 6_000, "the account keeps its name")
+            #expect(try await auth.check(session.accessToken).status == .ok)
+        }
+    }
+
     @Test func anImportedUserLogsInWithTheOldPasswordWhichIsThenStoredAsBcrypt() async throws {
         try await Self.withImport { auth in
             let users = WerkzeugHashTests.vectors.enumerated().map { index, vector in

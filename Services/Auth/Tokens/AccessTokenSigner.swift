@@ -61,11 +61,13 @@ public final class AccessTokenSigner: Sendable {
         try await loaded().jwks
     }
 
-    /// A signed access token for the user's session, and when it expires.
+    /// A signed access token for the user's session, and when it expires. The name is cut
+    /// to the API's limit: an imported name may be longer, and a token must fit a header.
     public func accessToken(userId: String, sessionId: String, name: String, now: Date = Date()) async throws -> (token: String, expiresAt: Date) {
         let keys = try await loaded()
         let expiresAt = now.addingTimeInterval(lifetime)
-        let claims = AccessTokenClaims(userId: userId, sessionId: sessionId, name: name, issuer: issuer, issuedAt: now, expiresAt: expiresAt)
+        let claims = AccessTokenClaims(
+            userId: userId, sessionId: sessionId, name: AuthValidation.nameLimit.truncated(name), issuer: issuer, issuedAt: now, expiresAt: expiresAt)
         let token = try await keys.collection.sign(claims, kid: JWKIdentifier(string: keys.currentKid))
         return (token, expiresAt)
     }
