@@ -10,8 +10,17 @@ public func buildApplication(_ configuration: AuthConfiguration, logger: Logger)
         lifetime: configuration.accessTokenLifetime)
     // This service verifies its own tokens like every other one, with its own key set.
     kit.verifier.useKeys(from: signer.jwks)
-    let purge = LoginFailurePurge(limiter: LoginRateLimiter(limits: configuration.loginLimits, writes: kit.writes), logger: kit.logger)
-    return kit.application(router: buildRouter(kit, configuration, signer: signer), services: [purge], startup: signer.load)
+    let limiter = LoginRateLimiter(limits: configuration.loginLimits, writes: kit.writes)
+    let accounts = PostgresAccountRepository(database: kit.database)
+    let purges = [
+        Purge(interval: configuration.loginLimits.window, what: "the expired login failures", logger: kit.logger) {
+            try await limiter.purgeExpired()
+        },
+        Purge(interval: .seconds(3600), what: "the expired sessions", logger: kit.logger) {
+            try await accounts.purgeExpiredSessions(replayGrace: configuration.refreshReplayGrace)
+        },
+    ]
+    return kit.application(router: buildRouter(kit, configuration, signer: signer), services: purges, startup: signer.load)
 }
 
 /// The auth routes on the kit's middleware. Builds without touching the database.

@@ -8,7 +8,7 @@ import PostlyService
 /// and a restart keeps them. Each attempt is charged as a failure *before* the password is
 /// checked (so a burst of guesses cannot all pass the check while the first ones are still
 /// hashing) and forgiven when the password was right. Emails and addresses are kept only as
-/// their SHA-256 digests, and only for the window (`LoginFailurePurge`).
+/// their SHA-256 digests, and only for the window (`Purge`).
 ///
 /// Two limits within a sliding window: failures from one client address (across emails),
 /// and failures for one email, from whatever addresses. Past either, an attempt answers 429

@@ -150,6 +150,30 @@ public struct PostgresAccountRepository: AccountRepository {
         return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
     }
 
+    /// Deletes what no request can use any more: refresh tokens past their expiry or of a
+    /// revoked session, the answers kept of tokens spent before the replay grace, and sessions
+    /// whose every access token has expired and that have no refresh token left. A spent
+    /// token stays until it expires: presented again, it reveals a theft.
+    public func purgeExpiredSessions(replayGrace grace: Duration) async throws {
+        try await database.retryingTransaction { connection in
+            try await connection.execute(
+                """
+                DELETE FROM refresh_tokens r USING sessions s
+                WHERE s.id = r.session_id AND (r.expires_at < now() OR s.revoked_at IS NOT NULL)
+                """)
+            try await connection.execute(
+                """
+                UPDATE refresh_tokens SET answer = NULL
+                WHERE answer IS NOT NULL AND spent_at < now() - \(Int(grace.components.seconds)) * interval '1 second'
+                """)
+            try await connection.execute(
+                """
+                DELETE FROM sessions s
+                WHERE s.access_expires_at < now() AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id)
+                """)
+        }
+    }
+
     public func keepAnswer(_ sealedAnswer: [UInt8], ofSpent tokenHash: [UInt8], in transaction: WriteTransaction) async throws {
         try await transaction.connection.execute("UPDATE refresh_tokens SET answer = \(sealedAnswer) WHERE token_hash = \(tokenHash)")
     }
