@@ -3,7 +3,7 @@ import PostlyImport
 import Synchronization
 
 /// The services' import routes as a unit test needs them: each natural id created once, then
-/// `existing`; optionally failing from a given request on. A fake only for the CLI's logic:
+/// `existing`, the ids in `refusing` rejected; optionally failing from a given request on. A fake only for the CLI's logic:
 /// the system test (deploy/system_test.py) runs the real services.
 final class FakeServices: ImportTransport {
     struct State {
@@ -17,9 +17,11 @@ final class FakeServices: ImportTransport {
 
     let state = Mutex(State())
     let failure: Failure
+    let refusing: Set<String>
 
-    init(failFrom: Int? = nil, failure: Failure = .unreachable) {
+    init(failFrom: Int? = nil, failure: Failure = .unreachable, refusing: Set<String> = []) {
         self.failure = failure
+        self.refusing = refusing
         state.withLock { $0.failFrom = failFrom }
     }
 
@@ -44,8 +46,10 @@ final class FakeServices: ImportTransport {
             case .status(let status): return (status, Array(#"{"title":"no"}"#.utf8))
             }
         }
-        let created = state.withLock { state in ids.filter { state.seen.insert("\(key)/\($0)").inserted }.count }
-        let answer = ImportRecords.Answer(created: created, existing: ids.count - created, rejected: [])
+        let refused = ids.filter(refusing.contains), accepted = ids.filter { !refusing.contains($0) }
+        let created = state.withLock { state in accepted.filter { state.seen.insert("\(key)/\($0)").inserted }.count }
+        let answer = ImportRecords.Answer(
+            created: created, existing: accepted.count - created, rejected: refused.map { .init(id: $0, reason: "refused") })
         return (200, Array(try JSONEncoder().encode(answer)))
     }
 }

@@ -89,6 +89,22 @@ import Testing
         #expect(second.counts.posts.existing == 7 && second.runId != first.runId)
     }
 
+    /// The comments service waits for a comment's post (503 until it arrives): the comments of a
+    /// post the posts service refused are not sent, and are reported.
+    @Test func theCommentsOfARefusedPostAreReportedNotSent() async throws {
+        let plan = try run().plan()
+        let refused = "6955b9650000000000000065"
+        let theirs = plan.comments.filter { $0.record.postId == refused }
+        #expect(!theirs.isEmpty)
+        let services = FakeServices(refusing: [refused])
+        #expect(await run().run(transport: services) == 1)
+        let sent = services.requests.filter { $0.url.hasSuffix("/comments") }.map(\.count).reduce(0, +)
+        #expect(sent == plan.comments.count - theirs.count)
+        let report = try report()
+        #expect(Set(report.rejected.filter { $0.reason == "its post was rejected" }.compactMap(\.id)) == Set(theirs.map(\.record._id)))
+        #expect(report.counts.comments.rejected == theirs.count)
+    }
+
     @Test func aRunStoppedAfterABatchResumesAndCountsTheWholeImport() async throws {
         // Likes enough for three batches of 500.
         let likes = (0..<1_200).map { n in
@@ -134,7 +150,7 @@ import Testing
             copy.record.content = String(repeating: "word ", count: n < 600 ? 10 : 1_000)  // the last 500 are 5 KB each
             return copy
         }
-        let batches = ImportBatch.batches(of: plan)[.posts]!
+        let batches = ImportBatch.batches(of: plan, .posts)
         #expect(batches.allSatisfy { $0.count <= 500 && $0.body.count <= 900 * 1024 })
         #expect(batches.map(\.count).reduce(0, +) == 1_100)
         #expect(batches.count >= 4)

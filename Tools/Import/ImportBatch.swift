@@ -14,17 +14,25 @@ public struct ImportBatch: Sendable {
     /// The source line of each document id, for the service's rejections.
     public var lines: [String: Int]
 
-    /// The plan cut into batches, collection by collection in import order.
-    public static func batches(of plan: ImportPlan) -> [ImportReport.Collection: [ImportBatch]] {
-        [
-            .users: split(plan.users, .users, id: \.userId) { _, users in UsersBody(users: users) },
+    /// The plan's `collection` cut into batches, without the comments of `refusedPosts`.
+    public static func batches(
+        of plan: ImportPlan, _ collection: ImportReport.Collection, leavingOutCommentsOf refusedPosts: Set<String> = []
+    ) -> [ImportBatch] {
+        switch collection {
+        case .users:
+            split(plan.users, .users, id: \.userId) { _, users in UsersBody(users: users) }
+        case .posts:
             // The aliases ride with the first batch of posts (there is one even without posts).
-            .posts: split(plan.posts, .posts, id: \._id, reserve: size(of: plan.aliases), alwaysOne: !plan.aliases.isEmpty) { index, posts in
+            split(plan.posts, .posts, id: \._id, reserve: size(of: plan.aliases), alwaysOne: !plan.aliases.isEmpty) { index, posts in
                 PostsBody(posts: posts, aliases: index == 0 ? plan.aliases : [])
-            },
-            .comments: split(plan.comments, .comments, id: \._id) { _, comments in CommentsBody(comments: comments) },
-            .likes: split(plan.likes, .likes, id: { "\($0.postId)/\($0.userId)" }) { _, likes in LikesBody(likes: likes) },
-        ]
+            }
+        case .comments:
+            split(plan.comments.filter { !refusedPosts.contains($0.record.postId) }, .comments, id: \._id) { _, comments in
+                CommentsBody(comments: comments)
+            }
+        case .likes:
+            split(plan.likes, .likes, id: { "\($0.postId)/\($0.userId)" }) { _, likes in LikesBody(likes: likes) }
+        }
     }
 
     private static func split<Record: Codable & Sendable, Body: Encodable>(

@@ -59,16 +59,23 @@ public struct Importer: Sendable {
         var counts = state?.counts ?? .init()
         var rejected = state?.rejected ?? []
         let order = ImportReport.Collection.allCases
-        let batches = ImportBatch.batches(of: plan)
 
         for collection in order {
-            let all = batches[collection] ?? []
+            // The comments service waits for a comment's post, and answers 503 while it has not
+            // arrived: a post its service refused never will.
+            let refusedPosts = Set(rejected.filter { $0.collection == .posts }.compactMap(\.id))
+            let all = ImportBatch.batches(of: plan, collection, leavingOutCommentsOf: refusedPosts)
             let acknowledged =
                 switch state.map({ order.firstIndex(of: $0.collection)! }) {
                 case let resumed? where resumed > order.firstIndex(of: collection)!: all.count
                 case let resumed? where resumed == order.firstIndex(of: collection)!: state!.batchNo
                 default: 0
                 }
+            if collection == .comments, acknowledged == 0 {
+                let leftOut = plan.comments.filter { refusedPosts.contains($0.record.postId) }
+                counts[.comments].rejected += leftOut.count
+                rejected += leftOut.map { .init(collection: .comments, line: $0.line, id: $0.record._id, reason: "its post was rejected") }
+            }
             for (index, batch) in all.enumerated().dropFirst(acknowledged) {
                 let answer = try await send(batch)
                 counts[collection].created += answer.created
