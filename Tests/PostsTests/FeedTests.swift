@@ -175,6 +175,21 @@ import TestSupport
         }
     }
 
+    /// An imported post keeps its old update time: the feed it joins is modified when it is
+    /// imported (a reader that sent only If-Modified-Since got 304 and never saw it).
+    @Test func anImportedPostModifiesTheFeedItJoins() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            _ = try await api.create("Written here", as: try await api.user())
+            let before = try #require(try await Self.get(api, "/api/feeds/posts.atom").headers[.lastModified])
+            try await Task.sleep(for: .milliseconds(1_100))
+            let imported = ImportTesting.json(["posts": [ImportTests.post("65f1a2b3c4d5e6f708192a01")], "aliases": [] as [Any]])
+            #expect(try await api.harness.importBatch("/internal/import/posts", json: imported).importOutcome().created == 1)
+            let answer = try await Self.get(api, "/api/feeds/posts.atom", headers: [.ifModifiedSince: before])
+            #expect(answer.status == .ok)
+            #expect(answer.text.contains("65f1a2b3c4d5e6f708192a01"))
+        }
+    }
+
     /// Feeds in memory are bounded by their bytes: an author's feed of long posts takes
     /// megabytes, and a thousand of them were kept.
     @Test func theFeedCacheKeepsWithinItsBytes() async throws {

@@ -54,7 +54,11 @@ extension PostgresPostRepository {
         var outcome = ImportOutcome()
         guard !likes.isEmpty else { return outcome }
         let postIds = Array(Set(likes.map(\.postId))).sorted()
-        let known = Set(try await connection.query("SELECT id FROM posts WHERE id = ANY(\(postIds))").map { try $0.decode("id", as: String.self) })
+        // Locked first, as a like here locks its post: the recount then counts a like that
+        // committed meanwhile (it counted from before it, and the counter stayed one off).
+        let known = Set(
+            try await connection.query("SELECT id FROM posts WHERE id = ANY(\(postIds)) ORDER BY id FOR NO KEY UPDATE")
+                .map { try $0.decode("id", as: String.self) })
         for like in likes where !known.contains(like.postId) { outcome.reject(like.postId + " " + like.userId, "unknown post") }
         let stored = likes.filter { known.contains($0.postId) }
         let created = try await connection.query(

@@ -372,12 +372,14 @@ public struct PostgresPostRepository: PostRepository {
                 guard let known else { throw PostError.authorNotFound }
                 author = Author(userId: try known.decode("user_id"), name: try known.decode("name"), profilePicture: try known.decode("profile_picture"))
             }
-            // Besides its posts' updates: its authors' new names, and posts that left it (the
-            // change feed's log knows both).
+            // Besides its posts' updates: when they were written here (an imported post keeps its
+            // old update time), its authors' new names, and posts that left it (the change
+            // feed's log knows all three).
             let changed = try await connection.query(
                 """
                 SELECT max(changed_at) AS changed FROM changes
-                WHERE (kind = 'author' AND id = ANY(\(Array(Set(posts.map(\.author.userId))))))
+                WHERE (kind = 'post' AND id = ANY(\(posts.map(\.id))))
+                   OR (kind = 'author' AND id = ANY(\(Array(Set(posts.map(\.author.userId))))))
                    OR (kind = 'post' AND ever_public AND visibility <> 'public' AND (\(authorId)::text IS NULL OR author_id = \(authorId)))
                 """
             ).first?.decode("changed", as: Date?.self) ?? nil
