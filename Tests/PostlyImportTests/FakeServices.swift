@@ -31,7 +31,8 @@ final class FakeServices: ImportTransport {
         let object = try JSONSerialization.jsonObject(with: Data(body)) as! [String: Any]
         let key = String(url.split(separator: "/").last!)
         let documents = object[key] as! [[String: Any]]
-        let ids = documents.map { ($0["userId"] ?? $0["_id"]).map { "\($0)" } ?? "\($0["postId"]!)/\($0["userId"]!)" }
+        // As the services name them: a like by its post and user.
+        let ids = documents.map { key == "likes" ? "\($0["postId"]!) \($0["userId"]!)" : "\(($0["userId"] ?? $0["_id"])!)" }
         let fails = state.withLock { state -> Bool in
             if let from = state.failFrom, state.requests.count >= from {
                 state.requests.append((url, 0, body.count))

@@ -65,6 +65,26 @@ import Testing
         #expect(plan.report.rejected.isEmpty)
     }
 
+    /// A post too large for a batch is rejected, and what it carried is counted: its comments
+    /// rejected with it, its likes as orphans (both went uncounted, and the report did not add up).
+    @Test func whatARejectedPostCarriedIsCounted() throws {
+        let users = DumpFile(path: "users.json", bytes: Array(#"""
+            {"userId": "u1", "name": "Ada", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
+            """#.utf8))
+        let content = String(repeating: "word ", count: 190_000)
+        let posts = DumpFile(path: "posts.json", bytes: Array(#"""
+            {"_id": "p1", "title": "Long", "content": "\#(content)", "author": {"userId": "u1", "name": "Ada"}, "slug": "long", "createdAt": "2024-01-02T00:00:00Z", "status": "published", "comments": [{"_id": "c1", "content": "Hi", "author": {"userId": "u1", "name": "Ada"}, "createdAt": "2024-01-03T00:00:00Z"}]}
+            """#.utf8))
+        let likes = DumpFile(path: "likes.json", bytes: Array(#"""
+            {"postId": "p1", "userId": "u1", "createdAt": "2024-01-04T00:00:00Z"}
+            """#.utf8))
+        let plan = ImportPlanner.plan(users: users, posts: posts, likes: likes, runId: "test")
+        #expect(plan.posts.isEmpty && plan.comments.isEmpty && plan.likes.isEmpty)
+        #expect(plan.report.rejected.map { "\($0.collection.rawValue) \($0.id ?? "-")" } == ["posts p1", "comments c1"])
+        #expect(plan.report.counts.comments.read == 1 && plan.report.counts.comments.rejected == 1)
+        #expect(plan.report.counts.likes.read == 1 && plan.report.counts.likes.orphan == 1)
+    }
+
     @Test func namesPicturesAndDatesAreNormalized() throws {
         let plan = try FlaskDump.plan("relaxed")
         let users = Dictionary(uniqueKeysWithValues: plan.users.map { ($0.record.email, $0.record) })

@@ -96,13 +96,16 @@ import Testing
         let refused = "6955b9650000000000000065"
         let theirs = plan.comments.filter { $0.record.postId == refused }
         #expect(!theirs.isEmpty)
-        let services = FakeServices(refusing: [refused])
+        let like = try #require(plan.likes.first { $0.record.postId == refused })
+        let services = FakeServices(refusing: [refused, "\(refused) \(like.record.userId)"])
         #expect(await run().run(transport: services) == 1)
         let sent = services.requests.filter { $0.url.hasSuffix("/comments") }.map(\.count).reduce(0, +)
         #expect(sent == plan.comments.count - theirs.count)
         let report = try report()
         #expect(Set(report.rejected.filter { $0.reason == "its post was rejected" }.compactMap(\.id)) == Set(theirs.map(\.record._id)))
         #expect(report.counts.comments.rejected == theirs.count)
+        // A like refused, which the posts service names "postId userId", with its line.
+        #expect(report.rejected.filter { $0.collection == .likes }.map(\.line) == [like.line])
     }
 
     @Test func aRunStoppedAfterABatchResumesAndCountsTheWholeImport() async throws {

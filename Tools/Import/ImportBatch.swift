@@ -31,7 +31,8 @@ public struct ImportBatch: Sendable {
                 CommentsBody(comments: comments)
             }
         case .likes:
-            split(plan.likes, .likes, id: { "\($0.postId)/\($0.userId)" }) { _, likes in LikesBody(likes: likes) }
+            // As the posts service names a like it rejects.
+            split(plan.likes, .likes, id: { "\($0.postId) \($0.userId)" }) { _, likes in LikesBody(likes: likes) }
         }
     }
 

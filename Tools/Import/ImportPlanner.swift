@@ -265,9 +265,18 @@ public struct ImportPlanner {
             return false
         }
         plan.posts = plan.posts.filter { fits($0, .posts, $0.record._id) }
+        // What the rejected posts carried is counted too, or the report would not add up.
         let posts = Set(plan.posts.map(\.record._id))
-        plan.comments = plan.comments.filter { posts.contains($0.record.postId) && fits($0, .comments, $0.record._id) }
+        plan.comments = plan.comments.filter { comment in
+            guard posts.contains(comment.record.postId) else {
+                reject(.comments, comment.line, comment.record._id, "its post was rejected")
+                return false
+            }
+            return fits(comment, .comments, comment.record._id)
+        }
+        let likes = plan.likes.count
         plan.likes = plan.likes.filter { posts.contains($0.record.postId) }
+        plan.report.counts.likes.orphan += likes - plan.likes.count
     }
 
     // MARK: shared rules
