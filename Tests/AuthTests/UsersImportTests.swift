@@ -99,6 +99,25 @@ import TestSupport
         }
     }
 
+    /// A user the database cannot hold (an id of kilobytes, a NUL) is that user's rejection;
+    /// the batch failed with it (500, or 400), its other users with it.
+    @Test func aUserTheDatabaseCannotHoldIsRejectedAlone() async throws {
+        try await Self.withImport { auth in
+            let users = [
+                Self.user(String(repeating: "x", count: 3_000), email: "long-id@example.com"),
+                Self.user("nul-name", email: "nul@example.com", name: "A\u{0}da"),
+                Self.user("google-id", email: "long-subject@example.com", googleSubject: String(repeating: "1", count: 3_000)),
+                Self.user("fine", email: "fine@example.com"),
+            ]
+            let outcome = try await auth.harness.importBatch("/internal/import/users", json: Self.batch(users)).importOutcome()
+            #expect(outcome.created == 1)
+            #expect(outcome.rejected.map(\.reason) == [
+                "userId is longer than 255 bytes", "name contains a NUL character", "googleSubject is longer than 255 bytes",
+            ])
+            #expect(try await auth.database.query("SELECT id FROM users").map { try $0.decode("id", as: String.self) } == ["fine"])
+        }
+    }
+
     /// The earlier backend had no limit on names; the token carries the API's 100 characters
     /// of one, so it fits the gateway's 8 KiB of headers (it carried 6,000 bytes, and every
     /// request with it was refused).
