@@ -9,7 +9,8 @@ import Synchronization
 /// A token naming a key the set does not know (the issuer rotated its keys) makes it fetch
 /// again, at most once per `unknownKeyRefetchInterval` so garbage tokens cannot hammer the
 /// issuer; callers that arrive while a fetch is in flight wait for that one fetch. Keys older
-/// than `lifetime` are fetched again, and kept when that fails.
+/// than `lifetime` still answer at once while they are fetched again behind (a stalled issuer
+/// must not hold every sign-in), and are kept when that fails.
 public final class JWKSCache: Sendable {
     /// The key set cannot be fetched, and no key that the token names is known.
     public struct Unavailable: Error {
@@ -48,22 +49,30 @@ public final class JWKSCache: Sendable {
     /// Keys that know `kid`, or `nil` when the issuer does not have it; throws `Unavailable`
     /// when the set cannot be fetched and `kid` is not among the keys already known.
     public func keys(for kid: String) async throws -> JWTKeyCollection? {
-        enum Decision { case use(JWTKeyCollection?), fetch, wait(ContinuousClock.Instant?), unavailable }
+        enum Decision { case use(JWTKeyCollection?), useAndFetchBehind(JWTKeyCollection), fetch, wait, unavailable }
         let (lifetime, refetchInterval) = (self.lifetime, unknownKeyRefetchInterval)
         let decision = state.withLock { state -> Decision in
             let known = state.keyIds.contains(kid)
             let fresh = state.fetchedAt.map { at in lifetime.map { at.duration(to: .now) < $0 } ?? true } ?? false
             if known, fresh { return .use(state.keys) }
-            if state.waiters != nil { return .wait(state.lastAttempt) }
+            if known {
+                // Stale: fetched again behind, once per interval, whatever the fetch does.
+                let due = state.waiters == nil && state.lastAttempt.map { $0.duration(to: .now) >= refetchInterval } ?? true
+                if due { state.lastAttempt = .now }
+                return due ? .useAndFetchBehind(state.keys) : .use(state.keys)
+            }
+            if state.waiters != nil { return .wait }
             if let last = state.lastAttempt, last.duration(to: .now) < refetchInterval {
                 // Asked a moment ago: an unknown kid now is not the issuer's.
-                if known { return .use(state.keys) }
                 return state.lastAttemptFailed ? .unavailable : .use(nil)
             }
             return .fetch
         }
         switch decision {
         case .use(let keys): return keys
+        case .useAndFetchBehind(let keys):
+            Task { await self.refresh() }
+            return keys
         case .unavailable: throw Unavailable()
         case .fetch: await refresh()
         case .wait: await waitForFetchInFlight()
@@ -114,6 +123,8 @@ public final class JWKSCache: Sendable {
                 state.fetchedAt = .now
             }
             state.lastAttemptFailed = failure != nil
+            // The interval counts from the answer: a fetch that hung for it is not tried again at once.
+            state.lastAttempt = .now
             defer { state.waiters = nil }
             return state.waiters ?? []
         }
