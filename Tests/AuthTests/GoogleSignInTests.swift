@@ -1,7 +1,6 @@
 import AuthService
 import Foundation
 import HummingbirdTesting
-import PostlyPostgres
 import Testing
 import TestSupport
 
@@ -60,24 +59,17 @@ import TestSupport
     @Test func aPasswordLoginOverlappingTheLinkGetsNoSession() async throws {
         try await AuthTestHarness.run { auth async throws in
             _ = try await auth.registered(email: "barbara@example.com", password: "squatter's password")
-            let (holding, release) = AsyncStream.makeStream(of: Void.self)
-            let (held, hold) = AsyncStream.makeStream(of: Void.self)
             // The link, as its transaction does it, holding the row while the login waits.
-            let link = Task {
-                try await auth.database.transaction { connection in
-                    try await connection.execute("SELECT id FROM users WHERE email = 'barbara@example.com' FOR UPDATE")
-                    hold.yield()
-                    for await _ in holding { break }
-                    try await connection.execute(
-                        "UPDATE users SET google_subject = 'barbara-at-google', password_hash = NULL WHERE email = 'barbara@example.com'")
-                }
+            let login = try await auth.database.whileLocked(by: {
+                try await $0.execute("SELECT id FROM users WHERE email = 'barbara@example.com' FOR UPDATE")
+            }) {
+                let login = Task { try await auth.loginWithEmail("barbara@example.com", password: "squatter's password") }
+                let checked = try await eventually { try await auth.database.someoneWaitsForALock() }
+                #expect(checked, "the login checked the password")
+                return login
+            } thenCommitting: {
+                try await $0.execute("UPDATE users SET google_subject = 'barbara-at-google', password_hash = NULL WHERE email = 'barbara@example.com'")
             }
-            for await _ in held { break }
-            let login = Task { try await auth.loginWithEmail("barbara@example.com", password: "squatter's password") }
-            let waiting: SQL = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            #expect(try await eventually { try await !auth.database.query(waiting).isEmpty }, "the login checked the password")
-            release.yield()
-            try await link.value
             #expect(try await login.value.status == .unauthorized)
             let sessions = try await auth.database.query("SELECT count(*) AS n FROM sessions")
             #expect(try sessions[0].decode("n", as: Int64.self) == 1, "the registration's only")

@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PostlyModels
-import PostlyPostgres
 import Testing
 import TestSupport
 
@@ -69,32 +68,25 @@ import TestSupport
         try await CommentsTestService.run { service, client in
             let author = try await service.user("Ada")
             let postId = try await service.seedPost(by: author)
-            let (holding, release) = AsyncStream.makeStream(of: Void.self)
-            let (held, hold) = AsyncStream.makeStream(of: Void.self)
             // Another instance's comment, holding the post's lock while the request waits.
-            let first = Task {
-                try await service.database.transaction { connection in
-                    try await connection.execute(
-                        """
-                        INSERT INTO event_sequences (topic, key, sequence) VALUES ('postly.comments', \(postId), 0)
-                        ON CONFLICT (topic, key) DO UPDATE SET sequence = event_sequences.sequence
-                        """)
-                    hold.yield()
-                    for await _ in holding { break }
-                    try await connection.execute(
-                        """
-                        INSERT INTO comments (id, post_id, content, author_id, author_name, created_at)
-                        VALUES (\(UUID.timeOrderedString()), \(postId), 'first', \(author.id), 'Ada', clock_timestamp())
-                        """)
-                }
+            let waiting = try await service.database.whileLocked(by: {
+                try await $0.execute(
+                    """
+                    INSERT INTO event_sequences (topic, key, sequence) VALUES ('postly.comments', \(postId), 0)
+                    ON CONFLICT (topic, key) DO UPDATE SET sequence = event_sequences.sequence
+                    """)
+            }) {
+                let waiting = Task { try await client.postComment(postId, content: "waited", as: author) }
+                #expect(try await eventually { try await service.database.someoneWaitsForALock() })
+                try await Task.sleep(for: .milliseconds(200))
+                return waiting
+            } thenCommitting: {
+                try await $0.execute(
+                    """
+                    INSERT INTO comments (id, post_id, content, author_id, author_name, created_at)
+                    VALUES (\(UUID.timeOrderedString()), \(postId), 'first', \(author.id), 'Ada', clock_timestamp())
+                    """)
             }
-            for await _ in held { break }
-            let waiting = Task { try await client.postComment(postId, content: "waited", as: author) }
-            let blocked: SQL = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            #expect(try await eventually { try await !service.database.query(blocked).isEmpty })
-            try await Task.sleep(for: .milliseconds(200))
-            release.yield()
-            try await first.value
             #expect(try await waiting.value.status == .created)
             #expect(try await client.listComments(postId).decode([Comment].self).map(\.content) == ["first", "waited"])
         }

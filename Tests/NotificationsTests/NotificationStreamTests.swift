@@ -153,26 +153,18 @@ import TestSupport
     @Test func aStreamOpeningWhileItsSessionIsRevokedCloses() async throws {
         try await NotificationsTestService.run { service in
             let author = try await service.user("Ada")
-            let (holding, release) = AsyncStream.makeStream(of: Void.self)
-            let (held, hold) = AsyncStream.makeStream(of: Void.self)
-            let lock = Task {
-                try await service.database.transaction { connection in
-                    try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("open-streams:" + author.id), 0))")
-                    hold.yield()
-                    for await _ in holding { break }
-                }
+            let opening = try await service.database.whileLocked(by: {
+                try await $0.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("open-streams:" + author.id), 0))")
+            }) {
+                let opening = Task { try await service.openStream(as: author) }
+                #expect(try await eventually { try await service.database.someoneWaitsForALock() }, "being counted")
+                let revocation = SessionRevocation(sessionId: author.sessionId, userId: author.id, expiresAt: Date().addingTimeInterval(3600))
+                try await service.publish(Event(producer: "auth", key: author.id, sequence: 3, actorId: author.id, data: .sessionRevoked(revocation)))
+                // Waiting by a list, not by opening streams: six openings would end this one as
+                // its user's oldest, fix or no fix.
+                #expect(try await eventually { try await service.list(as: author).status == .unauthorized })
+                return opening
             }
-            for await _ in held { break }
-            let opening = Task { try await service.openStream(as: author) }
-            let waiting: SQL = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'advisory'"
-            #expect(try await eventually { try await !service.database.query(waiting).isEmpty }, "being counted")
-            let revocation = SessionRevocation(sessionId: author.sessionId, userId: author.id, expiresAt: Date().addingTimeInterval(3600))
-            try await service.publish(Event(producer: "auth", key: author.id, sequence: 3, actorId: author.id, data: .sessionRevoked(revocation)))
-            // Waiting by a list, not by opening streams: six openings would end this one as
-            // its user's oldest, fix or no fix.
-            #expect(try await eventually { try await service.list(as: author).status == .unauthorized })
-            release.yield()
-            try await lock.value
             let stream = try await opening.value
             #expect(stream.status == 200)
             #expect(try await eventually(within: .seconds(5)) { stream.ended })
@@ -281,22 +273,12 @@ import TestSupport
         try await NotificationsTestService.run(configure: { $0.heartbeatInterval = .milliseconds(100) }) { service in
             let stream = try await service.openStream(as: try await service.user("Ada"))
             #expect(try await eventually { service.hub.streamCount == 1 })
-            let (holding, release) = AsyncStream.makeStream(of: Void.self)
-            let (held, hold) = AsyncStream.makeStream(of: Void.self)
-            let lock = Task {
-                try await service.database.transaction { connection in
-                    try await connection.execute("SELECT id FROM open_streams FOR UPDATE")
-                    hold.yield()
-                    for await _ in holding { break }
-                }
+            try await service.database.whileLocked(by: { try await $0.execute("SELECT id FROM open_streams FOR UPDATE") }) {
+                try await Task.sleep(for: .milliseconds(300))
+                let before = stream.comments.count
+                try await Task.sleep(for: .seconds(1))
+                #expect(stream.comments.count >= before + 5)
             }
-            for await _ in held { break }
-            try await Task.sleep(for: .milliseconds(300))
-            let before = stream.comments.count
-            try await Task.sleep(for: .seconds(1))
-            #expect(stream.comments.count >= before + 5)
-            release.yield()
-            try await lock.value
             await stream.close()
         }
     }

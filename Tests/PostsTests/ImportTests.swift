@@ -1,6 +1,5 @@
 import Foundation
 import PostlyModels
-import PostlyPostgres
 @testable import PostsService
 import Testing
 import TestSupport
@@ -180,25 +179,18 @@ import TestSupport
         try await withPostsService(importToken: ImportTesting.token) { api in
             let postId = "65f1a2b3c4d5e6f708192a01"
             _ = try await api.harness.importBatch("/internal/import/posts", json: Self.posts([Self.post(postId)]))
-            let (holding, release) = AsyncStream.makeStream(of: Void.self)
-            let (held, hold) = AsyncStream.makeStream(of: Void.self)
-            // A like, as a request writes it, not committed yet.
-            let live = Task {
-                try await api.database.transaction { connection in
-                    try await connection.execute("SELECT id FROM posts WHERE id = \(postId) FOR NO KEY UPDATE")
-                    try await connection.execute("INSERT INTO likes (post_id, user_id) VALUES (\(postId), 'carol')")
-                    try await connection.execute("UPDATE posts SET likes = likes + 1 WHERE id = \(postId)")
-                    hold.yield()
-                    for await _ in holding { break }
-                }
-            }
-            for await _ in held { break }
             let batch = ImportTesting.json(["likes": [["postId": postId, "userId": "ann", "createdAt": "2026-02-14T11:00:00+00:00"]]])
-            let importing = Task { try await api.harness.importBatch("/internal/import/likes", json: batch) }
-            let waiting: SQL = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            #expect(try await eventually { try await !api.database.query(waiting).isEmpty })
-            release.yield()
-            try await live.value
+            // A like, as a request writes it, not committed yet.
+            let importing = try await api.database.whileLocked(by: { connection in
+                try await connection.execute("SELECT id FROM posts WHERE id = \(postId) FOR NO KEY UPDATE")
+                try await connection.execute("INSERT INTO likes (post_id, user_id) VALUES (\(postId), 'carol')")
+                try await connection.execute("UPDATE posts SET likes = likes + 1 WHERE id = \(postId)")
+            }) {
+                let importing = Task { try await api.harness.importBatch("/internal/import/likes", json: batch) }
+                let waiting = try await eventually { try await api.database.someoneWaitsForALock() }
+                #expect(waiting)
+                return importing
+            }
             #expect(try await importing.value.importOutcome().created == 1)
             let counted = try await api.database.query("SELECT likes, (SELECT count(*) FROM likes WHERE post_id = id)::int AS rows FROM posts WHERE id = \(postId)")
             #expect(try counted[0].decode("likes", as: Int.self) == 2)

@@ -130,19 +130,9 @@ import TestSupport
             let clock = TestClock()
             try await Self.seed(1, dueAt: clock.now(), in: database)
             let instance = Instance("scheduler", on: database.configuration, clock: clock)
-            let (holding, release) = AsyncStream.makeStream(of: Void.self)
-            let (held, hold) = AsyncStream.makeStream(of: Void.self)
-            let elsewhere = Task {
-                try await database.transaction { connection in
-                    try await connection.execute("SELECT id FROM posts WHERE id = 'post-1' FOR UPDATE")
-                    hold.yield()
-                    for await _ in holding { break }
-                }
+            try await database.whileLocked(by: { try await $0.execute("SELECT id FROM posts WHERE id = 'post-1' FOR UPDATE") }) {
+                #expect(await instance.scheduler.publishDue() >= .milliseconds(20))
             }
-            for await _ in held { break }
-            #expect(await instance.scheduler.publishDue() >= .milliseconds(20))
-            release.yield()
-            try await elsewhere.value
             #expect(try await Self.scheduledLeft(in: database) == 1)
             await instance.database.close()
         }
