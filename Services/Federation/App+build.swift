@@ -49,7 +49,8 @@ struct FederationParts: Sendable {
         http = OutboundHTTP(client: kit.httpClient, allowPrivateNetworks: configuration.allowPrivateNetworks, timeout: configuration.requestTimeout)
         queue = DeliveryQueue(database: kit.database, clock: clock)
         let remoteActors = RemoteActors(
-            database: kit.database, http: http, keys: keys, urls: urls, lifetime: configuration.keyCacheLifetime, logger: kit.logger)
+            database: kit.database, http: http, keys: keys, urls: urls, lifetime: configuration.keyCacheLifetime, budget: KeyFetchBudget(),
+            logger: kit.logger)
         verifier = SignatureVerifier(actors: remoteActors, window: configuration.signatureWindow, clock: clock)
         processor = InboxProcessor(writes: kit.writes, documents: documents, actors: actors)
     }

@@ -117,6 +117,8 @@ final class RemotePeer: Sendable {
     let renamedActorId = Locked<String?>(nil)
     /// The inboxes the actor document gives, when a test has them point elsewhere.
     let publishedInboxes = Locked<(inbox: String, shared: String)?>(nil)
+    /// How many times `/keys/{n}`, where no key is, was asked for.
+    let missingKeyFetches = Locked(0)
 
     var actorId: String { base + "/actor" }
     var keyId: String { actorId + "#main-key" }
@@ -137,6 +139,10 @@ final class RemotePeer: Sendable {
             return Response(
                 status: .ok, headers: [.contentType: "application/activity+json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: peer.actorDocument.bytes)))
+        }
+        router.get("keys/:n") { _, _ -> Response in
+            peer.value?.missingKeyFetches.withLock { $0 += 1 }
+            return Response(status: .notFound)
         }
         // A key of its own that claims another actor as its owner (for a test of impostors).
         router.get("key") { _, _ -> Response in

@@ -29,7 +29,7 @@ import TestSupport
                 let accept = try #require(accepted)
                 #expect(accept.path == "/inbox")
                 #expect(accept.activity?["actor"]?.string == service.urls.actor(ada.userId))
-                #expect(accept.activity?["object"] == follow)
+                #expect(accept.activity?["object"] == ["id": follow["id"]!, "type": "Follow", "actor": .string(peer.actorId), "object": follow["object"]!])
                 // Signed by Ada's key, over what arrived.
                 let request = SignedRequest(method: "POST", target: "/inbox", headers: accept.headers)
                 let signature = try HTTPSignature(header: try #require(request.header("signature")))
@@ -113,6 +113,28 @@ import TestSupport
                     impostor = .object(fields)
                 }
                 refused(try await service.post(impostor, to: path, signedBy: peer), "owner")
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+
+    /// Anyone may send requests naming keys on any server: this instance fetches at most 30 a
+    /// minute from one server, and defers the rest with 503 and Retry-After (a sender tries
+    /// those again). Every one cost a fetch, as fast as they came.
+    @Test func keysAreFetchedFromOneServerAtMostThirtyTimesAMinute() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let follow = peer.follow(service.urls.actor(ada.userId))
+                var statuses: [HTTPResponse.Status] = []
+                for n in 0..<35 {
+                    statuses.append(try await service.post(follow, to: "/ap/inbox", signedBy: peer, keyId: "\(peer.base)/keys/\(n)").status)
+                }
+                #expect(statuses.prefix(30).allSatisfy { $0 == .unauthorized })
+                #expect(statuses.suffix(5).allSatisfy { $0 == .serviceUnavailable })
+                #expect(peer.missingKeyFetches.value == 30)
+                let deferred = try await service.post(follow, to: "/ap/inbox", signedBy: peer, keyId: "\(peer.base)/keys/35")
+                #expect(deferred.headers[.retryAfter] == "60")
                 #expect(try await followers(service) == 0)
             }
         }
@@ -202,6 +224,42 @@ import TestSupport
                     #expect(try await service.count("SELECT count(*) FROM followers WHERE shared_inbox IS NULL") == 1)
                     #expect(victim.received.value.isEmpty)
                 }
+            }
+        }
+    }
+
+    /// A shared inbox of kilobytes is not used: an index holds each delivery's inbox, and
+    /// one follower's failed every delivery of the author it followed (its posts went to the
+    /// dead letters, on every edit).
+    @Test func aSharedInboxOfKilobytesIsNotUsedAndThePostsStillGoOut() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                // Random: a repetition would compress under the index's limit.
+                let noise = (0..<4_000).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
+                peer.publishedInboxes.withLock { $0 = (peer.inbox, peer.sharedInbox + "/" + noise) }
+                let accepted = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer)
+                #expect(accepted.status == .accepted, "\(accepted.text)")
+                #expect(try await service.count("SELECT count(*) FROM followers WHERE shared_inbox IS NULL") == 1)
+                try await service.apply(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Still out", author: ada, sequence: 1))
+                let created = try await eventually(seconds: 5) { peer.activities("Create").first }
+                #expect(created?.path == "/inbox")
+            }
+        }
+    }
+
+    /// An Accept names the Follow, without what else it carried: a Follow padded to a
+    /// megabyte made an Accept of a megabyte, a stored delivery kept for days.
+    @Test func anAcceptIsSmallWhateverTheFollowCarried() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                guard case .object(var follow) = peer.follow(service.urls.actor(ada.userId)) else { return }
+                follow["summary"] = .string(String(repeating: "padding ", count: 100_000))
+                #expect(try await service.post(.object(follow), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                let accepted = try await eventually(seconds: 5) { peer.activities("Accept").first }
+                #expect(try #require(accepted).body.count < 2_000)
+                #expect(try await service.count("SELECT count(*) FROM deliveries WHERE length(body) > 2000") == 0)
             }
         }
     }

@@ -90,12 +90,14 @@ struct ActivityDocuments: Sendable {
         ]
     }
 
-    /// `Accept{Follow}`, the follow as it came.
-    func accept(_ follow: JSONValue, by userId: String) -> JSONValue {
+    /// `Accept{Follow}`, naming the follow by its id, actor and object, not with whatever
+    /// else it carried: its size was the sender's to choose, and each Accept is a stored
+    /// delivery.
+    func accept(follow id: String, from follower: String, by userId: String) -> JSONValue {
         let actor = urls.actor(userId)
         return [
             "@context": Self.context, "id": .string("\(actor)#accepts/\(UUID().uuidString.lowercased())"), "type": "Accept",
-            "actor": .string(actor), "object": follow,
+            "actor": .string(actor), "object": ["id": .string(id), "type": "Follow", "actor": .string(follower), "object": .string(actor)],
         ]
     }
 

@@ -19,6 +19,8 @@ enum FederationError: Error, APIErrorConvertible {
 
 extension SignatureError: APIErrorConvertible {
     var apiError: APIError {
-        APIError(.unauthorized, code: "signature_invalid", detail: reason)
+        // Deferred, not refused: a sender tries a 503 again (it drops a delivery refused with a 4xx).
+        if self == .keyFetchesDeferred { return .unavailable(reason, retryAfterSeconds: 60) }
+        return APIError(.unauthorized, code: "signature_invalid", detail: reason)
     }
 }

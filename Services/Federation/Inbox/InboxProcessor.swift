@@ -31,7 +31,7 @@ struct InboxProcessor: Sendable {
             case "Follow":
                 guard let userId = followed else { return }
                 try await FollowerRepository.add(signer, of: userId, followId: id, in: connection)
-                try await DeliveryQueue.to(signer.inbox, documents.accept(activity, by: userId), signer: userId, in: connection)
+                try await DeliveryQueue.to(signer.inbox, documents.accept(follow: id, from: signer.id, by: userId), signer: userId, in: connection)
             case "Undo" where activity["object"]?["type"]?.string == "Follow" || activity["object"]?.string != nil:
                 let follow = activity["object"]
                 let userId = follow?["object"]?.id.flatMap(urls.userId(ofActor:))

@@ -14,22 +14,31 @@ struct RemoteActor: Sendable, Equatable {
 /// Remote actors' keys, by key id: from the table while fresh (24 h), else fetched from the
 /// key's document (signed as the instance actor, for servers in authorized-fetch mode) and
 /// stored. A stale entry still serves when its server cannot be reached: a deleted actor's
-/// server answers 410, and its `Delete` must still verify.
+/// server answers 410, and its `Delete` must still verify. Fetches from one server are
+/// bounded by `budget`; past it, a stored entry serves, stale or not.
 struct RemoteActors: Sendable {
     let database: Database
     let http: OutboundHTTP
     let keys: ActorKeys
     let urls: FederationURLs
     let lifetime: TimeInterval
+    let budget: KeyFetchBudget
     let logger: Logger
+
+    /// The longest id or inbox taken, in bytes (what browsers and servers take of a URL).
+    static let longestURL = 2_048
 
     /// The actor whose key `keyId` is; `refresh` fetches it even when stored and fresh (the
     /// one refetch after a signature failed: the actor may have rotated its key).
-    /// Throws `SignatureError.keyUnavailable` when the key cannot be had, and the database's
-    /// own errors (503) when it cannot be asked.
+    /// Throws `SignatureError.keyUnavailable` when the key cannot be had, `keyFetchesDeferred`
+    /// past the budget, and the database's own errors (503) when it cannot be asked.
     func actor(keyId: String, refresh: Bool = false) async throws -> RemoteActor {
         let stored = try await self.stored(keyId: keyId)
         if let stored, stored.fresh, !refresh { return stored.actor }
+        guard budget.take(host: URLParts(keyId)?.authority ?? keyId) else {
+            if let stored { return stored.actor }
+            throw SignatureError.keyFetchesDeferred
+        }
         do {
             return try await fetch(keyId: keyId)
         } catch let error as DatabaseError {
@@ -73,7 +82,12 @@ struct RemoteActors: Sendable {
         }
         let authority = URLParts(owner)?.authority
         guard authority == URLParts(keyId)?.authority, authority == URLParts(inbox)?.authority else { throw RemoteActorError.elsewhere }
-        let sharedInbox = actorDocument["endpoints"]?["sharedInbox"]?.string.flatMap { URLParts($0)?.authority == authority ? $0 : nil }
+        // An index holds them (one delivery per activity and inbox): an inbox of kilobytes
+        // failed every delivery of the author it follows.
+        guard [owner, keyId, inbox].allSatisfy({ $0.utf8.count <= Self.longestURL }) else { throw RemoteActorError.tooLong }
+        let sharedInbox = actorDocument["endpoints"]?["sharedInbox"]?.string.flatMap {
+            URLParts($0)?.authority == authority && $0.utf8.count <= Self.longestURL ? $0 : nil
+        }
         let actor = RemoteActor(id: owner, keyId: keyId, publicKeyPEM: pem, inbox: inbox, sharedInbox: sharedInbox)
         try await database.retryingTransaction { connection in
             // The key is the actor's that publishes it now: an actor that had it before (the
@@ -117,6 +131,7 @@ enum RemoteActorError: Error, CustomStringConvertible {
     case noKey
     case incomplete
     case elsewhere
+    case tooLong
 
     var description: String {
         switch self {
@@ -125,6 +140,7 @@ enum RemoteActorError: Error, CustomStringConvertible {
         case .noKey: "its actor does not publish it"
         case .incomplete: "its actor has no inbox, or the key's owner is another actor"
         case .elsewhere: "its actor, or the actor's inbox, is on another server"
+        case .tooLong: "its actor's id or inbox is longer than \(RemoteActors.longestURL) bytes"
         }
     }
 }

@@ -149,6 +149,8 @@ enum SignatureError: Error, Equatable {
     case dateOutsideWindow
     case digestMismatch(String)
     case keyUnavailable(String)
+    /// The signer's server was asked for too many keys this minute (`KeyFetchBudget`): 503.
+    case keyFetchesDeferred
     case actorIsNotKeyOwner
     case activityElsewhere
     case badSignature
@@ -163,6 +165,7 @@ enum SignatureError: Error, Equatable {
         case .dateOutsideWindow: "The Date header is outside the accepted window (12 hours back, 1 hour ahead)"
         case .digestMismatch(let why): "The Digest does not match: \(why)"
         case .keyUnavailable(let why): "The signing key could not be fetched: \(why)"
+        case .keyFetchesDeferred: "Too many keys were fetched from the signer's server this minute; send the request again later"
         case .actorIsNotKeyOwner: "The activity's actor is not the owner of the signing key"
         case .activityElsewhere: "The activity's id is not on its actor's server"
         case .badSignature: "The signature does not verify with the actor's key"
