@@ -56,6 +56,27 @@ import Testing
         #expect(try await lenient.pinnedAddress(of: "http://127.0.0.1:8080/inbox") == [])
     }
 
+    /// A name server that never answers holds a lookup until its deadline, and no more than
+    /// the limit wait; the rest have no address at once. (It held NIO's pool, where the Kafka
+    /// commits run, as long as it liked.)
+    @Test func aHangingLookupHasNoAddressAtItsDeadline() async throws {
+        let resolver = HostResolver(threads: 1, timeout: .milliseconds(200), pendingLimit: 2) { host in
+            if host == "hangs.example" { Thread.sleep(forTimeInterval: 2) }
+            return ["198.51.100.7"]
+        }
+        let started = ContinuousClock.now
+        #expect(await resolver.addresses(of: "hangs.example") == [])
+        #expect(started.duration(to: .now) < .seconds(1))
+        // The hanging lookup still holds the one thread: one more may wait for it, not two.
+        async let queued = resolver.addresses(of: "waits.example")
+        try await Task.sleep(for: .milliseconds(50))
+        let refused = ContinuousClock.now
+        #expect(await resolver.addresses(of: "refused.example") == [])
+        #expect(refused.duration(to: .now) < .milliseconds(100))
+        #expect(await queued == [])
+        #expect(await HostResolver().addresses(of: "127.0.0.1") == ["127.0.0.1"])
+    }
+
     @Test func handlesAreFoldedAndShort() {
         #expect(Handle.base(from: "Crème Brûlée") == "creme_brulee")
         #expect(Handle.base(from: "Ada Lovelace") == "ada_lovelace")

@@ -1,6 +1,5 @@
 import Foundation
 import Metrics
-import NIOPosix
 import PostlyCurl
 
 /// Every request the service makes to the fediverse: signed, with a timeout, and only to
@@ -43,33 +42,11 @@ struct OutboundHTTP: Sendable {
     func pinnedAddress(of url: String) async throws -> [String] {
         guard let parts = URLParts(url) else { throw OutboundError.invalidURL }
         guard !allowPrivateNetworks else { return [] }
-        let addresses = try await Self.resolve(parts.host)
+        let addresses = await HostResolver.shared.addresses(of: parts.host)
         guard let first = addresses.first else { throw OutboundError.unresolvable(parts.host) }
         guard addresses.allSatisfy(PublicAddress.isPublic) else { throw OutboundError.privateAddress(parts.host) }
         let pinned = first.contains(":") ? "[\(first)]" : first
         return ["\(parts.host):\(parts.port):\(pinned)"]
-    }
-
-    /// The addresses of `host` (an address literal is its own), through the system's resolver,
-    /// which blocks: on a thread of NIO's pool.
-    static func resolve(_ host: String) async throws -> [String] {
-        try await NIOThreadPool.singleton.runIfActive {
-            var hints = addrinfo()
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            var list: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
-            defer { freeaddrinfo(first) }
-            var addresses: [String] = []
-            var entry: UnsafeMutablePointer<addrinfo>? = first
-            while let current = entry {
-                var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-                if getnameinfo(current.pointee.ai_addr, current.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 {
-                    addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-                }
-                entry = current.pointee.ai_next
-            }
-            return addresses
-        }
     }
 }
 
