@@ -67,6 +67,29 @@ import TestSupport
         }
     }
 
+    /// `postly-posts republish` sends every post again as `post.updated`: a post the
+    /// fediverse already has as it is gets no Update (every follower got one of every post).
+    @Test func anEventThatChangesNothingShownSendsNoUpdate() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                try await service.harness.database.execute(
+                    "INSERT INTO followers (actor_id, follower_id, inbox, follow_id) VALUES (\(ada.userId), \(peer.actorId), \(peer.inbox), 'f1')")
+                let post = UUID().uuidString.lowercased()
+                let created = postEvent(.created, id: post, title: "Once", author: ada, sequence: 1)
+                try await service.apply(created)
+                #expect(try await eventually(seconds: 5) { peer.activities("Create").first } != nil)
+                var republished = created
+                republished.sequence = 2
+                if case .postCreated(let snapshot) = created.data { republished.data = .postUpdated(snapshot) }
+                try await service.apply(republished)
+                try await service.apply(postEvent(.updated, id: post, title: "Twice", author: ada, sequence: 3))
+                let updates = try await eventually(seconds: 5) { peer.activities("Update").first.map { _ in peer.activities("Update") } }
+                #expect(updates?.map { $0.activity?["object"]?["name"] } == ["Twice"])
+            }
+        }
+    }
+
     @Test func anUnpublishedPostIsDeletedAndARepublishedOneCreatedAgain() async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in

@@ -54,7 +54,10 @@ struct FederationEventHandler: EventHandler {
         case (false, true):
             activity = documents.postActivity("Create", postId: post.id, authorId: author, sequence: sequence, object: documents.article(post), at: date)
         case (true, true):
-            activity = documents.postActivity("Update", postId: post.id, authorId: author, sequence: sequence, object: documents.article(post), at: date)
+            // An event that changes nothing the fediverse sees (a republish) sends nothing.
+            let article = documents.article(post)
+            if let shown = before.shown, documents.article(shown) == article { return }
+            activity = documents.postActivity("Update", postId: post.id, authorId: author, sequence: sequence, object: article, at: date)
         case (true, false):
             let tombstone = documents.tombstone(postId: post.id, deletedAt: deletedAt ?? date)
             activity = documents.postActivity("Delete", postId: post.id, authorId: author, sequence: sequence, object: tombstone, at: date)

@@ -46,10 +46,12 @@ struct ArticleRepository: Sendable {
     }
 
     /// What the events said of a post so far, its row locked until the transaction ends.
-    static func state(of postId: String, in connection: DatabaseConnection) async throws -> (stored: Bool, deleted: Bool, createSequence: Int64?) {
-        let rows = try await connection.query("SELECT status, create_sequence FROM articles WHERE post_id = \(postId) FOR UPDATE")
-        guard let row = rows.first else { return (false, false, nil) }
-        return (true, try row.decode("status", as: String.self) == "deleted", try row.decode("create_sequence"))
+    static func state(
+        of postId: String, in connection: DatabaseConnection
+    ) async throws -> (stored: Bool, deleted: Bool, createSequence: Int64?, shown: Post?) {
+        let rows = try await connection.query("SELECT status, create_sequence, post FROM articles WHERE post_id = \(postId) FOR UPDATE")
+        guard let row = rows.first else { return (false, false, nil, nil) }
+        return (true, try row.decode("status", as: String.self) == "deleted", try row.decode("create_sequence"), row.isNull("post") ? nil : try post(row))
     }
 
     /// Stores the post of a `post.*` event, a tombstone when `deletedAt` is set. `createSequence`:
