@@ -17,8 +17,9 @@ extension CurlHTTPClient {
         public var maxResponseBytes: Int?
         /// `HOST:PORT:ADDRESS` entries (curl's `CURLOPT_RESOLVE`): the request connects to
         /// ADDRESS for HOST:PORT without asking DNS, so a caller that checked where a name
-        /// leads can pin the request there. As with curl, the entry then stays in the client's
-        /// DNS cache for later requests to HOST:PORT.
+        /// leads can pin the request there. The entry then stays in the client's DNS cache as
+        /// a name looked up does (a minute), not for the process's life: every host ever
+        /// pinned stayed in memory.
         public var resolve: [String] = []
 
         public init(

@@ -50,7 +50,8 @@ struct PreparedTransfer: Sendable {
         let headerList = try slist(request.headerLines(userAgent: configuration.userAgent))
         let resolveList: UnsafeMutablePointer<curl_slist>?
         do {
-            resolveList = try slist(request.resolve)
+            // `+`: an entry that times out in curl's DNS cache (curl 7.75 and later).
+            resolveList = try slist(request.resolve.map { "+" + $0 })
         } catch {
             curl_slist_free_all(headerList)
             throw error
