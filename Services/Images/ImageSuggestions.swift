@@ -63,10 +63,15 @@ struct ImageSuggestions: Sendable {
                     throw APIError.tooManyRequests(
                         retryAfterSeconds: Unavailability.seconds(until: limited.until, from: now()),
                         "You asked for \(budget.userHourlyLimit) new image searches within an hour; cached ones still answer")
+                } catch is DatabaseError {
+                    // The budget cannot be counted: an old answer is better than none, and
+                    // those who joined have this one's (they waited their turn on the database
+                    // one after another, up to the gateway's timeout).
+                    let outcome = Outcome.unavailable(.budgetUncounted)
+                    inFlight.finish(key, with: outcome)
+                    return try answer(for: outcome, key: key)
                 } catch {
                     inFlight.finish(key, with: nil)
-                    // The budget's database is down: an old answer is better than none.
-                    if error is DatabaseError, let stale = staleEntry(key) { return stale }
                     throw error
                 }
                 inFlight.finish(key, with: outcome)

@@ -8,6 +8,8 @@ enum Unavailability: Sendable, Equatable {
     case notConfigured
     case budgetSpent(UpstreamBudget.Refusal)
     case upstreamFailed(UpstreamFailure)
+    /// The budget's database did not answer.
+    case budgetUncounted
 
     /// How long a client should wait when nothing tells when it will be better.
     static let shortRetrySeconds = 5
@@ -33,6 +35,8 @@ enum Unavailability: Sendable, Equatable {
                 ("upstream_error", "The image provider answered with an error (status \(status))", Self.shortRetrySeconds)
             case .upstreamFailed(.malformedAnswer):
                 ("upstream_error", "The image provider answered something that is not a page of photos", Self.shortRetrySeconds)
+            case .budgetUncounted:
+                ("unavailable", "The database is unavailable", Self.shortRetrySeconds)
             }
         return APIError(.serviceUnavailable, code: code, detail: detail, headers: [.retryAfter: String(retryAfter)])
     }

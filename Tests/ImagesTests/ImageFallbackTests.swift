@@ -53,6 +53,36 @@ import TestSupport
         }
     }
 
+    /// Requests that joined a call whose budget the database failed to count answer as it did,
+    /// with the stale entry; each became the next to wait on the database, one after another.
+    @Test func requestsJoinedToACallTheDatabaseFailedAnswerWithIt() async throws {
+        let pexels = FakePexels()
+        try await Self.withAStaleEntry(pexels) { service, client, token, fresh in
+            let database = service.harness.database
+            let answers = Locked<[TestResponse]>([])
+            let requests = try await database.whileLocked(by: { try await $0.execute("SELECT month_used FROM upstream_budget FOR UPDATE") }) {
+                let requests = (0..<3).map { _ in
+                    Task {
+                        let answer = try await client.search("harbour", token: token)
+                        answers.withLock { $0.append(answer) }
+                    }
+                }
+                let waiting = try await eventually { try await database.someoneWaitsForALock() }
+                #expect(waiting)
+                // The other two join the call that waits.
+                try await Task.sleep(for: .milliseconds(300))
+                try await database.execute(
+                    "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+                let answered = try await eventually(within: .seconds(3)) { answers.value.count == 3 }
+                #expect(answered)
+                return requests
+            }
+            for request in requests { try await request.value }
+            #expect(answers.value.allSatisfy { $0.status == .ok && $0.isStale && $0.text == fresh.text })
+            #expect(pexels.callCount == 1)
+        }
+    }
+
     /// Runs `body` once "harbour" has been answered (`fresh`) and its entry has gone stale.
     static func withAStaleEntry(
         _ pexels: FakePexels,
