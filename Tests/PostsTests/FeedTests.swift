@@ -160,8 +160,8 @@ import TestSupport
             #expect(!(try await Self.get(api, uri).text.contains("Later")))
             api.clock.advance(by: 61)
             #expect(try await eventually(within: .seconds(5)) { try await Self.get(api, uri).text.contains(scheduled.id) })
-            // An author's new name comes from another instance's consumer here: within the 10 s a
-            // rendered feed is kept.
+            // An author's new name comes from another instance's consumer here: its signal drops
+            // the rendered feed.
             let before = try await Self.get(api, uri)
             let renamed = Event(
                 producer: "auth", key: ada.id, sequence: 2, actorId: ada.id,

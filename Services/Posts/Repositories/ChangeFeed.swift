@@ -133,9 +133,8 @@ struct ChangeFeed: Sendable {
             var more = rows.count == limit
             // At most `pageBytes`, but at least one entry.
             var bytes = 0
-            if let over = entries.firstIndex(where: { bytes += $0.entry.estimatedBytes; return bytes > Self.pageBytes }),
-                case let cut = max(over, 1), cut < entries.count
-            {
+            let cut = entries.firstIndex { bytes += $0.entry.estimatedBytes; return bytes > Self.pageBytes }.map { max($0, 1) }
+            if let cut, cut < entries.count {
                 next = entries[cut - 1].cursor
                 entries.removeSubrange(cut...)
                 more = true
