@@ -3,7 +3,7 @@ import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
 /// write unit's tables, 4 the shared users projection, 7 the lists' totals, 8 scheduled posts, 9
-/// the change feed's log, 10 the authors an import merged.
+/// the change feed's log, 10 the authors an import merged, 14 the site feed's Last-Modified.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -188,5 +188,12 @@ let schema = Migrations([
             -- listed it; by publication every draft came first, however old.
             DROP INDEX posts_author_any_status;
             CREATE INDEX posts_author_any_status ON posts (author_id, created_at DESC, id DESC);
+            """),
+    Migration(
+        version: 14, name: "posts that left the site's feed",
+        sql: """
+            -- The site feed's Last-Modified counts the newest post that left it: one index entry,
+            -- where changes_left (by author) had every such post read.
+            CREATE INDEX changes_left_site ON changes (changed_at) WHERE kind = 'post' AND visibility <> 'public' AND ever_public;
             """),
 ])

@@ -190,6 +190,28 @@ import TestSupport
         }
     }
 
+    /// A post taken out of a feed (deleted, or made a draft) modifies the feed it leaves, though
+    /// the posts still shown are older: a reader sending only If-Modified-Since sees it gone.
+    @Test func aPostThatLeavesAFeedModifiesIt() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            _ = try await api.create("Stays", as: ada)
+            let deleted = try await api.create("Deleted", as: ada)
+            let drafted = try await api.create("Drafted", as: ada)
+            let feeds = ["/api/feeds/posts.atom", "/api/users/\(ada.id)/feed.rss"]
+            var before: [String: String] = [:]
+            for uri in feeds { before[uri] = try #require(try await Self.get(api, uri).headers[.lastModified]) }
+            try await Task.sleep(for: .milliseconds(1_100))
+            #expect(try await api.request(.delete, "/api/posts/\(deleted.id)", as: ada).status == .ok)
+            #expect(try await api.request(.put, "/api/posts/\(drafted.id)", as: ada, json: #"{"status":"draft"}"#).status == .ok)
+            for uri in feeds {
+                let answer = try await Self.get(api, uri, headers: [.ifModifiedSince: before[uri] ?? ""])
+                #expect(answer.status == .ok, "\(uri)")
+                #expect(answer.text.contains("Stays") && !answer.text.contains("Deleted") && !answer.text.contains("Drafted"), "\(uri)")
+            }
+        }
+    }
+
     /// Feeds in memory are bounded by their bytes: an author's feed of long posts takes
     /// megabytes, and a thousand of them were kept.
     @Test func theFeedCacheKeepsWithinItsBytes() async throws {

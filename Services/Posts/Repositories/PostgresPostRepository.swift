@@ -374,16 +374,23 @@ public struct PostgresPostRepository: PostRepository {
             }
             // Besides its posts' updates: when they were written here (an imported post keeps its
             // old update time), its authors' new names, and posts that left it (the change
-            // feed's log knows all three).
-            let changed = try await connection.query(
-                """
+            // feed's log knows all three). Each is one index entry, however long the log.
+            let shown: SQL = """
                 SELECT max(changed_at) AS changed FROM changes
                 WHERE (kind = 'post' AND id = ANY(\(posts.map(\.id))))
                    OR (kind = 'author' AND id = ANY(\(Array(Set(posts.map(\.author.userId))))))
-                   OR (kind = 'post' AND ever_public AND visibility <> 'public' AND (\(authorId)::text IS NULL OR author_id = \(authorId)))
                 """
-            ).first?.decode("changed", as: Date?.self) ?? nil
-            let lastModified = (posts.map(\.updatedAt) + [changed].compactMap { $0 }).max() ?? epoch
+            let left: SQL =
+                if let authorId {
+                    "SELECT max(changed_at) AS changed FROM changes WHERE kind = 'post' AND ever_public AND visibility <> 'public' AND author_id = \(authorId)"
+                } else {
+                    "SELECT max(changed_at) AS changed FROM changes WHERE kind = 'post' AND ever_public AND visibility <> 'public'"
+                }
+            var changed = posts.map(\.updatedAt)
+            for query in [shown, left] {
+                if let time = try await connection.query(query).first?.decode("changed", as: Date?.self) { changed.append(time) }
+            }
+            let lastModified = changed.max() ?? epoch
             return FeedContent(author: authorId == nil ? nil : author, posts: posts, lastModified: lastModified)
         }
     }
