@@ -103,6 +103,19 @@ import TestSupport
         }
     }
 
+    /// A post's own events carry its likes: an import brings posts whose likes came with no
+    /// like events, and they showed 0 here however often they were edited.
+    @Test func aPostShowsTheLikesItsEventsCarry() async throws {
+        try await SearchTestService.run { service, client in
+            let id = UUID().uuidString.lowercased()
+            try await service.apply(postEvent(.created, id: id, title: "Kayak draft", status: .draft, likes: 2, sequence: 1))
+            try await service.apply(postEvent(.updated, id: id, title: "Kayak trip", likes: 37, sequence: 2))
+            #expect(try await client.found("kayak").map(\.likes) == [37])
+            try await service.apply(postEvent(.updated, id: id, title: "Kayak trip", likes: 38, sequence: 3))
+            #expect(try await client.found("kayak").map(\.likes) == [38])
+        }
+    }
+
     @Test func resultsCarryTheirCommentsAndLikes() async throws {
         try await SearchTestService.run { service, client in
             let id = try await service.publish("Kayak trip")

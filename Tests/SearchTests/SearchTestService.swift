@@ -106,11 +106,12 @@ enum PostChange {
 
 func postEvent(
     _ change: PostChange, id: String, title: String, content: String = "Nothing much.", status: PostStatus = .published,
-    author: Author = Author(userId: "ada", name: "Ada Lovelace"), publishedAt: Date = Date(), sequence: Int64
+    author: Author = Author(userId: "ada", name: "Ada Lovelace"), publishedAt: Date = Date(), likes: Int = 0, sequence: Int64
 ) -> Event {
-    let snapshot = PostSnapshot.sample(
+    var snapshot = PostSnapshot.sample(
         id: id, title: title, content: content, status: status, author: author, at: publishedAt, deleted: change == .deleted,
         version: Int(sequence))
+    snapshot.post.likes = likes
     let data: EventData =
         switch change {
         case .created: .postCreated(snapshot)

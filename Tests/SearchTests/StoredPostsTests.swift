@@ -31,7 +31,7 @@ import TestSupport
                     producer: "posts", key: ids[2], sequence: 2, actorId: "ada",
                     data: .postLiked(PostLike(postId: ids[2], postTitle: "Drafted first", postAuthorId: "grace", liker: grace, likes: 3))))
             try await service.apply(
-                postEvent(.updated, id: ids[2], title: "Published at last", author: grace, sequence: 3),
+                postEvent(.updated, id: ids[2], title: "Published at last", author: grace, likes: 3, sequence: 3),
                 postEvent(.updated, id: ids[3], title: "Soon a draft", status: .draft, sequence: 2),
                 postEvent(.deleted, id: ids[4], title: "Soon deleted", sequence: 2))
 

@@ -166,7 +166,7 @@ struct SearchIndexer: BatchEventHandler {
             -- The splits come joined (`Document.separator`): one JSON string each, parsed far
             -- faster than arrays of thousands.
             batch AS (
-                SELECT r.id, r.sequence, r.status, r.title, r.content_text, r.author_id, r.published_at, r.post,
+                SELECT r.id, r.sequence, r.status, r.title, r.content_text, r.author_id, r.published_at, r.likes, r.post,
                        (string_to_array(r.title_tokens, U&'\\E000'))[2:] AS title_tokens,
                        (string_to_array(r.title_lexemes, U&'\\E000'))[2:] AS title_lexemes,
                        (string_to_array(r.content_tokens, U&'\\E000'))[2:] AS content_tokens,
@@ -174,20 +174,20 @@ struct SearchIndexer: BatchEventHandler {
                        (string_to_array(r.words, U&'\\E000'))[2:] AS words
                 FROM jsonb_to_recordset(\(json)::jsonb) AS r(
                     id text, sequence bigint, status text, title text, content_text text, author_id text,
-                    published_at timestamptz, post jsonb, title_tokens text, title_lexemes text, content_tokens text,
+                    published_at timestamptz, likes integer, post jsonb, title_tokens text, title_lexemes text, content_tokens text,
                     content_lexemes text, words text)
             ),
             stored AS (
                 INSERT INTO documents (
-                    id, sequence, status, title, content_text, author_id, published_at, post,
+                    id, sequence, status, title, content_text, author_id, published_at, likes, post,
                     title_tokens, title_lexemes, content_tokens, content_lexemes)
-                SELECT id, sequence, status, title, content_text, author_id, published_at, post,
+                SELECT id, sequence, status, title, content_text, author_id, published_at, likes, post,
                        title_tokens, title_lexemes, content_tokens, content_lexemes
                 FROM batch
                 ON CONFLICT (id) DO UPDATE SET
                     sequence = EXCLUDED.sequence, status = EXCLUDED.status, title = EXCLUDED.title,
                     content_text = EXCLUDED.content_text, author_id = EXCLUDED.author_id, published_at = EXCLUDED.published_at,
-                    post = EXCLUDED.post, title_tokens = EXCLUDED.title_tokens, title_lexemes = EXCLUDED.title_lexemes,
+                    likes = EXCLUDED.likes, post = EXCLUDED.post, title_tokens = EXCLUDED.title_tokens, title_lexemes = EXCLUDED.title_lexemes,
                     content_tokens = EXCLUDED.content_tokens, content_lexemes = EXCLUDED.content_lexemes
                 WHERE documents.sequence < EXCLUDED.sequence AND NOT documents.deleted
                 RETURNING id, likes, (extract(epoch FROM published_at) * 1000000)::bigint AS published_at
@@ -273,6 +273,7 @@ struct SearchIndexer: BatchEventHandler {
                 json.field("content_text", text)
                 json.field("author_id", post.author.userId)
                 json.field("published_at", post.publishedAt)
+                json.field("likes", post.likes)
                 if searchable { json.field("post", post) } else { json.field("post", nil as String?) }
                 json.field("title_tokens", eachAfter: Self.separator, titleSplit?.tokens)
                 json.field("title_lexemes", eachAfter: Self.separator, titleSplit?.lexemes)
