@@ -47,6 +47,30 @@ public enum ImportLimits {
     public static let maxBodyBytes = 900 << 10
 }
 
+/// What every import route checks of each document before storing it: what PostgreSQL or the
+/// services cannot keep is that document's rejection, never the batch's failure (a NUL failed
+/// the whole batch with 400, and an id of kilobytes, past a unique index's row, with 500).
+public enum ImportCheck {
+    /// Bytes of an id (MongoDB's are 24 characters, Google's subjects 21 digits).
+    public static let maximumIdBytes = 255
+
+    /// Why the document cannot be stored: the first of its `ids` that cannot name a document
+    /// here, else the first of its `texts` holding a NUL; nil when it can (an absent field
+    /// passes). An id holds no spaces or control characters either: ids go into URLs and into
+    /// the lines that tell a service's instances what changed.
+    public static func problem(ids: KeyValuePairs<String, String?>, texts: KeyValuePairs<String, String?> = [:]) -> String? {
+        for case let (field, id?) in ids {
+            if id.isEmpty { return "\(field) is empty" }
+            if id.utf8.count > maximumIdBytes { return "\(field) is longer than \(maximumIdBytes) bytes" }
+            if id.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+                return "\(field) contains a space or a control character"
+            }
+        }
+        for case let (field, text?) in texts where text.utf8.contains(0) { return "\(field) \(TextLimit.nulCharacters)" }
+        return nil
+    }
+}
+
 extension ServiceKit {
     /// The group of the service's import routes (`/internal/import/...`); nil, so the routes do
     /// not exist, when no import token is configured.

@@ -99,20 +99,23 @@ import TestSupport
         }
     }
 
-    /// A user the database cannot hold (an id of kilobytes, a NUL) is that user's rejection;
-    /// the batch failed with it (500, or 400), its other users with it.
+    /// A user the database cannot hold (an id of kilobytes, a NUL) or whose id cannot name it
+    /// (a space) is that user's rejection; the batch failed with it (500, or 400), its other
+    /// users with it.
     @Test func aUserTheDatabaseCannotHoldIsRejectedAlone() async throws {
         try await Self.withImport { auth in
             let users = [
                 Self.user(String(repeating: "x", count: 3_000), email: "long-id@example.com"),
                 Self.user("nul-name", email: "nul@example.com", name: "A\u{0}da"),
                 Self.user("google-id", email: "long-subject@example.com", googleSubject: String(repeating: "1", count: 3_000)),
+                Self.user("legacy 42", email: "spaced@example.com"),
                 Self.user("fine", email: "fine@example.com"),
             ]
             let outcome = try await auth.harness.importBatch("/internal/import/users", json: Self.batch(users)).importOutcome()
             #expect(outcome.created == 1)
             #expect(outcome.rejected.map(\.reason) == [
-                "userId is longer than 255 bytes", "name contains a NUL character", "googleSubject is longer than 255 bytes",
+                "userId is longer than 255 bytes", "name must not contain NUL characters", "googleSubject is longer than 255 bytes",
+                "userId contains a space or a control character",
             ])
             #expect(try await auth.database.query("SELECT id FROM users").map { try $0.decode("id", as: String.self) } == ["fine"])
         }

@@ -69,6 +69,27 @@ import TestSupport
         }
     }
 
+    /// A comment the database cannot hold (an id of kilobytes, a NUL) or whose id cannot name
+    /// it (a space) is that comment's rejection; the batch failed with it (500, or 400), its
+    /// other comments with it, and each resume failed again.
+    @Test func aCommentTheDatabaseCannotHoldIsRejectedAlone() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token) { service, _ in
+            let postId = try await service.seedPost(by: try await service.user("Ada"))
+            let batch = Self.batch([
+                Self.comment(String(repeating: "c", count: 3_000), postId: postId),
+                Self.comment("nul-content", postId: postId, content: "Torch\u{0} on low."),
+                Self.comment("legacy 42", postId: postId),
+                Self.comment("65f1a2b3c4d5e6f708192b01", postId: postId),
+            ])
+            let outcome = try await service.harness.importBatch("/internal/import/comments", json: batch).importOutcome()
+            #expect(outcome.created == 1)
+            #expect(outcome.rejected.map(\.reason) == [
+                "_id is longer than 255 bytes", "content must not contain NUL characters", "_id contains a space or a control character",
+            ])
+            #expect(try await service.commentCount(postId: postId) == 1)
+        }
+    }
+
     @Test func aCommentDeletedSinceItsImportStaysDeleted() async throws {
         try await CommentsTestService.run(importToken: ImportTesting.token) { service, client in
             let author = try await service.user("Ada")

@@ -158,6 +158,33 @@ import TestSupport
         }
     }
 
+    /// A post or a like the database cannot hold (an id of kilobytes, a NUL) or whose id cannot
+    /// name it (a space: its instances' change lines split there, and it stayed cached as it
+    /// was) is that document's rejection; the batch failed with it (500, or 400).
+    @Test func aPostOrLikeTheDatabaseCannotHoldIsRejectedAlone() async throws {
+        try await withPostsService(importToken: ImportTesting.token) { api in
+            let fine = "65f1a2b3c4d5e6f708192a01"
+            let posts = try await api.harness.importBatch(
+                "/internal/import/posts",
+                json: Self.posts([
+                    Self.post(String(repeating: "p", count: 3_000), slug: "a"), Self.post("nul-title", title: "Crème\u{0}", slug: "b"),
+                    Self.post("legacy 42", slug: "c"), Self.post(fine),
+                ])
+            ).importOutcome()
+            #expect(posts.created == 1)
+            #expect(posts.rejected.map(\.reason) == [
+                "_id is longer than 255 bytes", "title must not contain NUL characters", "_id contains a space or a control character",
+            ])
+            func like(_ userId: String) -> [String: String] { ["postId": fine, "userId": userId, "createdAt": "2026-02-14T11:00:00.5+00:00"] }
+            let likes = try await api.harness.importBatch(
+                "/internal/import/likes", json: ImportTesting.json(["likes": [like(String(repeating: "u", count: 3_000)), like("ann\u{0}"), like("ann")]])
+            ).importOutcome()
+            #expect(likes.created == 1)
+            #expect(likes.rejected.map(\.reason) == ["userId is longer than 255 bytes", "userId contains a space or a control character"])
+            #expect(try await api.request(.get, "/api/posts/\(fine)").post().likes == 1)
+        }
+    }
+
     @Test func batchesOverTheLimitsAreRefusedAndChangeNothing() async throws {
         try await withPostsService(importToken: ImportTesting.token) { api in
             let tooMany = Self.posts((0..<501).map { Self.post(String(format: "65f1a2b3c4d5e6f70819%04x", $0), slug: "p\($0)", content: "w") })

@@ -11,6 +11,15 @@ import TestSupport
 /// Reads answer from the read model in memory, which keeps a post until a change drops it:
 /// no change is hidden by it longer than the contract allows, here or in another instance.
 @Suite struct ReadModelTests {
+    /// A change reads back from its line whatever its ids hold: a post id with a space (an
+    /// import kept the earlier deployment's) was read as no change, and stayed cached as it was.
+    @Test func aChangeReadsBackFromItsLine() {
+        let changes: [PostChange] = [
+            .post(id: "legacy 42"), .lists(authorId: "an author", status: .draft), .views(id: "legacy 42", total: 7), .everything,
+        ]
+        #expect(changes.map { PostChange(line: Substring($0.line)) } == changes)
+    }
+
     @Test func thisInstancesChangesShowOnTheNextRead() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

@@ -17,8 +17,6 @@ struct UsersImportController {
 
     /// Far longer than any hash Werkzeug or bcrypt write.
     static let maximumHashLength = 1024
-    /// Bytes of an id, which an index holds (Google's subjects are 21 digits).
-    static let maximumIdBytes = 255
 
     func addRoutes(to imports: RouterGroup<PostlyRequestContext>?) {
         imports?.post("users", use: importUsers)
@@ -40,22 +38,15 @@ struct UsersImportController {
         }
     }
 
-    /// Why the user cannot be stored at all; nil when it can. Each is this user's rejection,
-    /// never the batch's failure (PostgreSQL refuses a NUL, and an index an id of kilobytes).
+    /// Why the user cannot be stored at all; nil when it can.
     static func problem(with user: ImportedUser) -> String? {
-        if user.userId.isEmpty { return "userId is empty" }
-        for (field, id) in [("userId", user.userId), ("googleSubject", user.googleSubject ?? "")] where id.utf8.count > maximumIdBytes {
-            return "\(field) is longer than \(maximumIdBytes) bytes"
-        }
-        let texts = [
-            ("userId", user.userId), ("name", user.name), ("passwordHash", user.passwordHash ?? ""), ("googleSubject", user.googleSubject ?? ""),
-            ("profilePicture", user.profilePicture ?? ""),
-        ]
-        for (field, text) in texts where text.contains("\u{0}") { return "\(field) contains a NUL character" }
+        let stored = ImportCheck.problem(
+            ids: ["userId": user.userId, "googleSubject": user.googleSubject],
+            texts: ["name": user.name, "passwordHash": user.passwordHash, "profilePicture": user.profilePicture])
+        if let stored { return stored }
         if user.name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "name is empty" }
         if !AuthValidation.isValidEmail(user.email) { return "email is not a valid email address" }
         if (user.passwordHash?.count ?? 0) > maximumHashLength { return "passwordHash is longer than \(maximumHashLength) characters" }
-        if user.googleSubject?.isEmpty == true { return "googleSubject is empty" }
         return nil
     }
 }

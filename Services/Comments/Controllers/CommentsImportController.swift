@@ -46,8 +46,11 @@ struct CommentsImportController: Sendable {
         return try await writes.write { transaction in
             var outcome = ImportOutcome()
             for sent in batch.comments {
-                guard !sent.id.isEmpty, !sent.author.userId.isEmpty else {
-                    outcome.reject(sent.id, "_id and author.userId must not be empty")
+                let stored = ImportCheck.problem(
+                    ids: ["_id": sent.id, "author.userId": sent.author.userId],
+                    texts: ["content": sent.content, "author.name": sent.author.name, "author.profilePicture": sent.author.profilePicture])
+                if let stored {
+                    outcome.reject(sent.id, stored)
                     continue
                 }
                 let post = known[sent.postId]!

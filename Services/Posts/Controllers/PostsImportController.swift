@@ -37,11 +37,13 @@ struct PostsImportController: Sendable {
         /// The post to store, or why it cannot be stored. Titles and contents over the API's
         /// limits are kept (the importer reports them); the cover image must be one a post here may have.
         func importable() -> Result<ImportedPost, ImportRefusal> {
-            guard !id.isEmpty else { return .failure(ImportRefusal("_id is empty")) }
+            let stored = ImportCheck.problem(
+                ids: ["_id": id, "author.userId": author.userId],
+                texts: ["title": title, "content": content, "slug": slug, "author.name": author.name, "author.profilePicture": author.profilePicture])
+            if let stored { return .failure(ImportRefusal(stored)) }
             guard let status = PostStatus(rawValue: status), status != .scheduled else {
                 return .failure(ImportRefusal("status must be 'published' or 'draft'"))
             }
-            guard !author.userId.isEmpty else { return .failure(ImportRefusal("author.userId is empty")) }
             guard (0...Post.maxImportedViews).contains(views) else {
                 return .failure(ImportRefusal("views must be a count from 0 to \(Post.maxImportedViews)"))
             }
@@ -87,6 +89,14 @@ struct PostsImportController: Sendable {
 
     @Sendable func importLikes(_ request: Request, context: PostlyRequestContext) async throws -> ImportOutcome {
         let batch = try await request.decodeImportBatch(as: LikeBatch.self, context: context) { $0.likes.count }
-        return try await writes.write { try await repository.importLikes(batch.likes, in: $0) }
+        var refused = ImportOutcome()
+        let likes = batch.likes.filter { like in
+            guard let problem = ImportCheck.problem(ids: ["postId": like.postId, "userId": like.userId]) else { return true }
+            refused.reject(like.id, problem)
+            return false
+        }
+        var outcome = try await writes.write { try await repository.importLikes(likes, in: $0) }
+        outcome.rejected = refused.rejected + outcome.rejected
+        return outcome
     }
 }

@@ -27,7 +27,7 @@ enum PostChange: Hashable, Sendable {
     init?(line: Substring) {
         let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         switch (parts.first, parts.count) {
-        case ("p", 2): self = .post(id: String(parts[1]))
+        case ("p", 2...): self = .post(id: parts.dropFirst().joined(separator: " "))
         case ("l", 3):
             guard let status = PostStatus(rawValue: String(parts[1])) else { return nil }
             self = .lists(authorId: String(parts[2]), status: status)

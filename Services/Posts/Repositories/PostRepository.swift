@@ -141,6 +141,9 @@ public struct ImportedLike: Codable, Sendable, Hashable {
     public var postId: String
     public var userId: String
     public var createdAt: Date
+
+    /// How an import's outcome names it, as `postly-import` does.
+    public var id: String { "\(postId) \(userId)" }
 }
 
 extension PostRepository {

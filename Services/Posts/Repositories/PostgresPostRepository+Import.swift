@@ -59,7 +59,7 @@ extension PostgresPostRepository {
         let known = Set(
             try await connection.query("SELECT id FROM posts WHERE id = ANY(\(postIds)) ORDER BY id FOR NO KEY UPDATE")
                 .map { try $0.decode("id", as: String.self) })
-        for like in likes where !known.contains(like.postId) { outcome.reject(like.postId + " " + like.userId, "unknown post") }
+        for like in likes where !known.contains(like.postId) { outcome.reject(like.id, "unknown post") }
         let stored = likes.filter { known.contains($0.postId) }
         let created = try await connection.query(
             """
