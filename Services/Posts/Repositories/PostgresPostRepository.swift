@@ -47,7 +47,10 @@ public struct PostgresPostRepository: PostRepository {
         let key = ReadModel.PageKey(filter: filter, page: page)
         let listed = try await model.pages.values([key]) { _ in
             try await database.withConnection { connection in
-                [key: ReadModel.PageIDs(ids: try await Self.ids(filter, page: page, in: connection), total: try await PostTotals.total(of: filter, in: connection))]
+                // A page past the end is empty without asking: its OFFSET read the whole list.
+                let total = try await PostTotals.total(of: filter, in: connection)
+                let ids = page.offset < total ? try await Self.ids(filter, page: page, in: connection) : []
+                return [key: ReadModel.PageIDs(ids: ids, total: total)]
             }
         }[key] ?? ReadModel.PageIDs(ids: [], total: 0)
         // A post read afresh under a page kept from before it changed may have left the list
