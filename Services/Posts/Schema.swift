@@ -3,7 +3,8 @@ import PostlyPostgres
 
 /// The posts service's tables, in order. Version 1 is the outbox every publisher has, 3 the
 /// write unit's tables, 4 the shared users projection, 7 the lists' totals, 8 scheduled posts, 9
-/// the change feed's log, 10 the authors an import merged, 14 the site feed's Last-Modified.
+/// the change feed's log, 10 the authors an import merged, 14 the site feed's Last-Modified,
+/// 15 the slugs' suffixes.
 let schema = Migrations([
     Outbox.migration,
     Migration(
@@ -195,5 +196,15 @@ let schema = Migrations([
             -- The site feed's Last-Modified counts the newest post that left it: one index entry,
             -- where changes_left (by author) had every such post read.
             CREATE INDEX changes_left_site ON changes (changed_at) WHERE kind = 'post' AND visibility <> 'public' AND ever_public;
+            """),
+    Migration(
+        version: 15, name: "slug suffixes",
+        sql: """
+            -- The last suffix handed out for each slug taken (`claimSlug`), begun with the largest
+            -- the slugs hold: a post's slug costs a few statements however many share its title.
+            CREATE TABLE slug_suffixes (base text PRIMARY KEY, last integer NOT NULL);
+            INSERT INTO slug_suffixes (base, last)
+            SELECT substring(slug FROM '^(.+)-[0-9]{1,9}$'), max(substring(slug FROM '-([0-9]{1,9})$')::integer)
+            FROM slugs WHERE slug ~ '^.+-[0-9]{1,9}$' GROUP BY 1;
             """),
 ])

@@ -39,6 +39,13 @@ public enum Slug {
         return truncated(base, to: maximumLength - suffix.count) + suffix
     }
 
+    /// Whether `slug` is `base` or one of its suffixed candidates.
+    public static func isCandidate(_ slug: String, of base: String) -> Bool {
+        if slug == base { return true }
+        guard let dash = slug.lastIndex(of: "-"), let attempt = Int(slug[slug.index(after: dash)...]), attempt > 1 else { return false }
+        return candidate(base, attempt: attempt) == slug
+    }
+
     private static func truncated(_ slug: String, to length: Int) -> String {
         guard slug.count > length else { return slug }
         var cut = String(slug.prefix(length))

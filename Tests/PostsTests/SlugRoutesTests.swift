@@ -20,6 +20,25 @@ import TestSupport
         }
     }
 
+    /// Suffixes come from the base's counter: one a title of its own took is passed over, and
+    /// a post whose title comes back to the base keeps the slug of it that it has.
+    @Test func suffixesSkipTakenSlugsAndAPostKeepsItsOwn() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            #expect(try await api.create("Test", as: ada).slug == "test")
+            #expect(try await api.create("Test 3", as: ada).slug == "test-3")
+            #expect(try await api.create("Test", as: ada).slug == "test-2")
+            let fourth = try await api.create("Test", as: ada)
+            #expect(fourth.slug == "test-4")
+            func retitle(_ title: String) async throws -> String {
+                try await api.request(.put, "/api/posts/\(fourth.id)", as: ada, json: PostsClient.json(["title": title])).post().slug
+            }
+            #expect(try await retitle("Other") == "other")
+            #expect(try await retitle("Test!") == "test-4")
+            #expect(try await api.create("Test", as: ada).slug == "test-5")
+        }
+    }
+
     @Test func titleWithoutUsableCharactersGetsASlugFromTheId() async throws {
         try await withPostsService { api in
             let ada = try await api.user()
