@@ -12,7 +12,13 @@ import Synchronization
 /// own, then switched with the live ones in one transaction. The replay goes on into the
 /// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
 /// missing; the row guards keep the two consumers from undoing each other.
-public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2)) async throws -> ReindexReport {
+///
+/// A replay that lacks posts, comments or authors the live tables have (topics past their
+/// retention, a broker that lost them) switches nothing and throws `ReindexRefusal`, unless
+/// `acceptingLosses`: it replaced the index with what the topics still held, even nothing.
+public func reindex(
+    _ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2), acceptingLosses: Bool = false
+) async throws -> ReindexReport {
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger)
     let target = ReindexTarget()
     let group = "search-reindex-\(UUID().uuidString.lowercased())"
@@ -34,6 +40,12 @@ public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAf
             try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
             let replayed = target.applied
             let built = ContinuousClock.now - started
+            let lost = try await ReindexRefusal(comparingIn: kit.database)
+            guard acceptingLosses || lost.isEmpty else {
+                try await kit.database.withConnection { try await $0.executeScript(unescaped: "DROP SCHEMA search_rebuild CASCADE;") }
+                try await kit.database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
+                throw lost
+            }
             try await kit.database.withConnection { connection in
                 try await connection.executeScript(unescaped: """
                     BEGIN;
@@ -71,6 +83,39 @@ public func reindex(_ configuration: SearchConfiguration, logger: Logger, idleAf
             try await kit.database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
             return ReindexReport(events: replayed, duration: built)
         }
+    }
+}
+
+/// What the live tables have that the replay did not bring: a reindex switching now would
+/// lose them from search.
+public struct ReindexRefusal: Error, CustomStringConvertible {
+    public var posts: Int
+    public var comments: Int
+    public var authors: Int
+
+    init(comparingIn database: Database) async throws {
+        let row = try await database.query(
+            """
+            SELECT
+                (SELECT count(*) FROM public.documents d WHERE NOT d.deleted
+                    AND NOT EXISTS (SELECT 1 FROM search_rebuild.documents r WHERE r.id = d.id))::bigint AS posts,
+                (SELECT count(*) FROM public.comments c WHERE NOT c.deleted
+                    AND NOT EXISTS (SELECT 1 FROM search_rebuild.comments r WHERE r.id = c.id))::bigint AS comments,
+                (SELECT count(*) FROM public.authors a
+                    WHERE NOT EXISTS (SELECT 1 FROM search_rebuild.authors r WHERE r.user_id = a.user_id))::bigint AS authors
+            """)[0]
+        posts = try row.decode("posts")
+        comments = try row.decode("comments")
+        authors = try row.decode("authors")
+    }
+
+    var isEmpty: Bool { posts == 0 && comments == 0 && authors == 0 }
+
+    public var description: String {
+        """
+        the topics no longer hold \(posts) posts, \(comments) comments and \(authors) authors the index has: nothing \
+        was switched. `postly-posts republish` sends every post again; `reindex --accept-losses` switches anyway.
+        """
     }
 }
 

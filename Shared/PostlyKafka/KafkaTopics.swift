@@ -6,6 +6,8 @@ import Logging
 /// there. No client makes a topic by sending to it (`allow.auto.create.topics=false`).
 public enum KafkaTopics {
     /// Creates the topics that don't exist yet; one that exists already is left as it is.
+    /// They keep their events for good (`retention.ms=-1`; Kafka's default is a week): a search
+    /// reindex replays them from their beginning.
     public static func create(
         _ names: [String],
         partitions: Int32 = 3,
@@ -46,6 +48,8 @@ public enum KafkaTopics {
             }
             guard let topic else { throw KafkaError.configuration("topic \(name): \(reason)") }
             newTopics.append(topic)
+            let kept = rd_kafka_NewTopic_set_config(topic, "retention.ms", "-1")
+            guard kept == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.configuration("topic \(name): \(kept.text)") }
         }
         let options = rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS)
         defer { rd_kafka_AdminOptions_destroy(options) }

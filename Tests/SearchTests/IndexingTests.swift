@@ -350,4 +350,29 @@ import TestSupport
             }
         }
     }
+
+    /// A post the topics no longer hold (past their retention, or a broker that lost them) is
+    /// not lost to a reindex: it refuses and switches nothing, unless told to accept the
+    /// losses. It switched in whatever the topics held, an empty index after a broker restart.
+    @Test func aReindexThatWouldLosePostsSwitchesNothing() async throws {
+        try await SearchTestService.run { service, client in
+            // Applied here, never sent: the topics do not have it.
+            try await service.apply(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Portage notes", sequence: 1))
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                // One the topics have, so each replay goes idle after it rather than waiting for a first.
+                try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Canoe notes", sequence: 1), with: producer)
+                #expect(try await eventually { try await client.titles("canoe") == ["Canoe notes"] })
+                await #expect(throws: ReindexRefusal.self) {
+                    try await reindex(service.configuration, logger: testLogger, idleAfter: .milliseconds(500))
+                }
+                #expect(try await client.titles("portage") == ["Portage notes"])
+                let schemas = try await service.database.query("SELECT 1 FROM pg_namespace WHERE nspname = 'search_rebuild'")
+                #expect(schemas.isEmpty)
+                _ = try await reindex(service.configuration, logger: testLogger, idleAfter: .milliseconds(500), acceptingLosses: true)
+                #expect(try await eventually { try await client.titles("portage").isEmpty })
+                #expect(try await client.titles("canoe") == ["Canoe notes"])
+            }
+        }
+    }
 }
