@@ -8,9 +8,22 @@ struct PostLookup: Sendable {
     let postsService: PostsServiceClient
 
     func visiblePost(id: String, to identity: Identity?, authorization: String?) async throws -> KnownPost {
-        let known = try await existingPost(id: id, authorization: authorization)
-        guard known.isVisible(to: identity?.userId) else { throw CommentError.postNotFound }
-        return known
+        let projected = try await repository.post(id: id)
+        if let projected {
+            guard !projected.deleted else { throw CommentError.postNotFound }
+            if projected.isVisible(to: identity?.userId) { return projected }
+        }
+        // Unknown here, or hidden as the projection has it: its events may be behind (a draft
+        // since published, a scheduled post come due; everyone got 404 until they arrived), and
+        // the posts service has the last word. Hidden here with the posts service down: hidden.
+        let answered =
+            if projected == nil {
+                try await postsService.post(id: id, authorization: authorization)
+            } else {
+                try? await postsService.post(id: id, authorization: authorization)
+            }
+        guard let answered, answered.isVisible(to: identity?.userId) else { throw CommentError.postNotFound }
+        return answered
     }
 
     /// The post unless it was deleted, whoever may see it (the posts service answers only

@@ -50,6 +50,33 @@ import TestSupport
         }
     }
 
+    /// A draft published (or a scheduled post come due) whose event has not arrived: the posts
+    /// service has the last word (everyone but its author got 404 until the event came).
+    @Test func aPostPublishedSinceItsLastEventIsCommentable() async throws {
+        let posts = FakePostsService()
+        try await posts.run { postsURL in
+            try await CommentsTestService.run(postsURL: postsURL) { service, client in
+                let author = try await service.user("Ada")
+                let reader = try await service.user("Grace")
+                let id = try await service.seedPost(by: author, status: .draft, title: "Soon")
+                #expect(try await client.postComment(id, content: "peek", as: reader).status == .notFound)
+                posts.add(FakePostsService.post(id: id, authorId: author.id, title: "Soon"))
+                #expect(try await client.postComment(id, content: "first!", as: reader).status == .created)
+                #expect(try await client.listComments(id).decode([Comment].self).map(\.content) == ["first!"])
+            }
+        }
+    }
+
+    /// A draft of another's, with the posts service down: 404 as the projection has it, not 503.
+    @Test func aDraftStaysHiddenWhileThePostsServiceIsDown() async throws {
+        try await CommentsTestService.run { service, client in
+            let id = try await service.seedPost(by: try await service.user("Ada"), status: .draft)
+            let reader = try await service.user("Grace")
+            #expect(try await client.postComment(id, content: "peek", as: reader).status == .notFound)
+            #expect(try await client.listComments(id).status == .notFound)
+        }
+    }
+
     @Test func anUnreachablePostsServiceAnswers503ForUnknownPostsOnly() async throws {
         // The default posts URL of the test service is a closed port.
         try await CommentsTestService.run { service, client in
