@@ -143,6 +143,19 @@ import TestSupport
     /// A key id on a name that resolves to a private address here and one on a name that does
     /// not resolve get the same refusal, naming neither: the inbox tells no one which of our
     /// internal names exist.
+    /// A server's budget is its own, and comes back when its minute is over.
+    @Test func aKeyFetchBudgetIsPerServerAndComesBackAfterItsMinute() {
+        let budget = KeyFetchBudget(perWindow: 2)
+        let start = ContinuousClock.now
+        #expect([budget.take(host: "a.example", now: start), budget.take(host: "a.example", now: start)] == [true, true])
+        #expect(!budget.take(host: "a.example", now: start + .seconds(59)))
+        #expect(budget.take(host: "b.example", now: start + .seconds(59)))
+        // The sweep at the minute's end keeps the windows still running.
+        #expect(budget.take(host: "a.example", now: start + .seconds(60)))
+        #expect(budget.take(host: "b.example", now: start + .seconds(61)))
+        #expect(!budget.take(host: "b.example", now: start + .seconds(62)))
+    }
+
     @Test func aRefusedKeyHostSaysNothingOfOurNetwork() async throws {
         try await FederationTestService.run(allowPrivateNetworks: false) { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

@@ -9,9 +9,14 @@ final class KeyFetchBudget: Sendable {
         var fetches: Int
     }
 
+    private struct State {
+        var windows: [String: Window] = [:]
+        var pruned: ContinuousClock.Instant?
+    }
+
     static let window = Duration.seconds(60)
     let perWindow: Int
-    private let windows = Mutex<[String: Window]>([:])
+    private let state = Mutex(State())
 
     init(perWindow: Int = 30) {
         self.perWindow = perWindow
@@ -19,12 +24,17 @@ final class KeyFetchBudget: Sendable {
 
     /// Takes one fetch from `host`'s budget; false when this minute's is spent.
     func take(host: String, now: ContinuousClock.Instant = .now) -> Bool {
-        windows.withLock { windows in
-            if windows.count > 10_000 { windows = windows.filter { now - $0.value.start < Self.window } }
-            var window = windows[host].flatMap { now - $0.start < Self.window ? $0 : nil } ?? Window(start: now, fetches: 0)
+        state.withLock { state in
+            // Once a window, not on every call, the hosts whose window ended go: what is kept
+            // is at most the last two windows' hosts.
+            if state.pruned.map({ now - $0 >= Self.window }) ?? true {
+                state.windows = state.windows.filter { now - $0.value.start < Self.window }
+                state.pruned = now
+            }
+            var window = state.windows[host].flatMap { now - $0.start < Self.window ? $0 : nil } ?? Window(start: now, fetches: 0)
             guard window.fetches < perWindow else { return false }
             window.fetches += 1
-            windows[host] = window
+            state.windows[host] = window
             return true
         }
     }

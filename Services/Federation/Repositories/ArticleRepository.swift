@@ -45,13 +45,24 @@ struct ArticleRepository: Sendable {
         return try rows.first?.decode("n", as: Int.self) ?? 0
     }
 
+    /// What the events said of a post so far.
+    struct State {
+        /// It has a row: it was public once, or a tombstone.
+        var stored = false
+        var deleted = false
+        /// The event whose Create federated it; nil when it was never federated.
+        var createSequence: Int64?
+        /// The post as the fediverse was last shown it; nil unless it is public.
+        var shown: Post?
+    }
+
     /// What the events said of a post so far, its row locked until the transaction ends.
-    static func state(
-        of postId: String, in connection: DatabaseConnection
-    ) async throws -> (stored: Bool, deleted: Bool, createSequence: Int64?, shown: Post?) {
+    static func state(of postId: String, in connection: DatabaseConnection) async throws -> State {
         let rows = try await connection.query("SELECT status, create_sequence, post FROM articles WHERE post_id = \(postId) FOR UPDATE")
-        guard let row = rows.first else { return (false, false, nil, nil) }
-        return (true, try row.decode("status", as: String.self) == "deleted", try row.decode("create_sequence"), row.isNull("post") ? nil : try post(row))
+        guard let row = rows.first else { return State() }
+        return State(
+            stored: true, deleted: try row.decode("status", as: String.self) == "deleted", createSequence: try row.decode("create_sequence"),
+            shown: row.isNull("post") ? nil : try post(row))
     }
 
     /// Stores the post of a `post.*` event, a tombstone when `deletedAt` is set. `createSequence`:
