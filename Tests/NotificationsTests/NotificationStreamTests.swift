@@ -148,6 +148,28 @@ import TestSupport
         }
     }
 
+    /// A revoked session's streams, and expired ones, have their connections closed at once: a
+    /// stream writing its replay to a reader that reads slowly went on to the replay's end
+    /// (only the queue was ended).
+    @Test func revokedAndExpiredStreamsHaveTheirConnectionsClosed() async throws {
+        try await NotificationsTestService.run(configure: { $0.heartbeatInterval = .milliseconds(100) }) { service in
+            let closed = Locked<Set<String>>([])
+            func held(session: String, expiresAt: Date) async throws -> StreamSubscription {
+                let subscription = try await service.hub.admit(userId: "ada", sessionId: session, expiresAt: expiresAt) {
+                    closed.withLock { _ = $0.insert(session) }
+                }
+                service.hub.hold(subscription)
+                return subscription
+            }
+            let revoked = try await held(session: "revoked", expiresAt: .distantFuture)
+            let expired = try await held(session: "expired", expiresAt: Date())
+            let kept = try await held(session: "kept", expiresAt: .distantFuture)
+            service.hub.endSession("revoked")
+            #expect(try await eventually(within: .seconds(5)) { closed.value == ["revoked", "expired"] })
+            for subscription in [revoked, expired, kept] { service.hub.unsubscribe(subscription) }
+        }
+    }
+
     /// A session revoked while its stream was being counted (here: the count waits on the
     /// user's lock) ends that stream too; it stayed open until its token expired.
     @Test func aStreamOpeningWhileItsSessionIsRevokedCloses() async throws {

@@ -69,9 +69,9 @@ final class NotificationHub: Service {
             return state.count
         }
         openGauge.record(count)
-        // Revoked since it was admitted: the revocation ended the streams held here, which
+        // Revoked since it was admitted: the revocation closed the streams held here, which
         // did not hold this one yet.
-        if denyList.isRevoked(subscription.sessionId) { subscription.end() }
+        if denyList.isRevoked(subscription.sessionId) { subscription.drop() }
     }
 
     func unsubscribe(_ subscription: StreamSubscription) {
@@ -89,9 +89,10 @@ final class NotificationHub: Service {
 
     var streamCount: Int { state.withLock { $0.count } }
 
-    /// Ends the streams of a revoked session.
+    /// Closes the streams of a revoked session at once: a stream still writing its replay to a
+    /// slow reader went on to its end, and ending the queue did not stop it.
     func endSession(_ sessionId: String) {
-        for subscription in subscriptions(where: { $0.sessionId == sessionId }) { subscription.end() }
+        for subscription in subscriptions(where: { $0.sessionId == sessionId }) { subscription.drop() }
     }
 
     /// Hands the notification to its recipient's streams here.
@@ -153,7 +154,7 @@ final class NotificationHub: Service {
             let now = Date()
             for subscription in subscriptions(where: { _ in true }) {
                 if subscription.expiresAt <= now {
-                    subscription.end()
+                    subscription.drop()
                 } else {
                     offer(.heartbeat, to: subscription)
                 }
