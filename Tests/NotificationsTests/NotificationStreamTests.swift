@@ -170,6 +170,22 @@ import TestSupport
         }
     }
 
+    /// A stream whose row is gone is no longer counted (ended as its user's surplus before its
+    /// instance held it, or purged as stale while the refreshes failed): it is closed, where it
+    /// ran on uncounted and its user could open five more.
+    @Test func aStreamNoLongerCountedIsClosed() async throws {
+        try await NotificationsTestService.run(configure: { $0.heartbeatInterval = .milliseconds(100) }) { service in
+            let closed = Locked(false)
+            let subscription = try await service.hub.admit(userId: "ada", sessionId: "s", expiresAt: .distantFuture) { closed.withLock { $0 = true } }
+            service.hub.hold(subscription)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!closed.value)
+            try await service.database.execute("DELETE FROM open_streams WHERE id = \(subscription.id)")
+            #expect(try await eventually(within: .seconds(5)) { closed.value })
+            service.hub.unsubscribe(subscription)
+        }
+    }
+
     /// A session revoked while its stream was being counted (here: the count waits on the
     /// user's lock) ends that stream too; it stayed open until its token expired.
     @Test func aStreamOpeningWhileItsSessionIsRevokedCloses() async throws {

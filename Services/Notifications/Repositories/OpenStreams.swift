@@ -52,9 +52,10 @@ struct OpenStreams: Sendable {
         try await database.execute("DELETE FROM open_streams WHERE id = \(id)")
     }
 
-    /// Marks this instance's streams as still open.
-    func refresh(ids: [String]) async throws {
-        guard !ids.isEmpty else { return }
-        try await database.execute("UPDATE open_streams SET seen_at = clock_timestamp() WHERE id = ANY(\(ids))")
+    /// Marks this instance's streams as still open; returns those whose rows are gone.
+    func refresh(ids: [String]) async throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        let seen = try await database.query("UPDATE open_streams SET seen_at = clock_timestamp() WHERE id = ANY(\(ids)) RETURNING id")
+        return Set(ids).subtracting(try seen.map { try $0.decode("id", as: String.self) })
     }
 }

@@ -163,12 +163,15 @@ final class NotificationHub: Service {
     }
 
     /// Marks this instance's streams as open at each heartbeat, in a loop of its own: a slow
-    /// database must not hold the heartbeats up.
+    /// database must not hold the heartbeats up. A stream whose row is gone no longer counts
+    /// (ended as its user's surplus before it was held here, or purged as stale while the
+    /// refreshes failed): it is closed, and its client comes back counted.
     private func refreshOpenStreams() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: heartbeatInterval)
             do {
-                try await openStreams.refresh(ids: subscriptions(where: { _ in true }).map(\.id))
+                let gone = try await openStreams.refresh(ids: subscriptions(where: { _ in true }).map(\.id))
+                for subscription in subscriptions(where: { gone.contains($0.id) }) { subscription.drop() }
             } catch {
                 logger.warning("cannot mark this instance's streams as open", metadata: ["error": "\(error)"])
             }
