@@ -192,11 +192,13 @@ public final class KafkaProducer: Service, Sendable {
                 if client.hasDelivered.load(ordering: .relaxed) {
                     replace(client)
                 }
+            case .failedFatally:
+                replace(client)
             }
         }
     }
 
-    private enum ServedEvent { case none, served, brokersLost }
+    private enum ServedEvent { case none, served, brokersLost, failedFatally }
 
     /// Serves one event from the client's main queue.
     private func serveEvent(of client: RdKafkaProducerClient, waitingUpTo timeoutMilliseconds: Int32) -> ServedEvent {
@@ -209,7 +211,10 @@ public final class KafkaProducer: Service, Sendable {
             let code = rd_kafka_event_error(event)
             let reason = rd_kafka_event_error_string(event).map { String(cString: $0) } ?? code.text
             if rd_kafka_event_error_is_fatal(event) != 0 {
-                logger.error("Kafka producer failed fatally; sends fail from now on", metadata: ["kafka.error": "\(reason)"])
+                // The client refuses every send from now on (an idempotent producer's sequence
+                // out of order, its id fenced): only a new one goes on.
+                logger.error("Kafka producer failed fatally; continuing with a new client", metadata: ["kafka.error": "\(reason)"])
+                return .failedFatally
             } else {
                 // librdkafka has logged the cause already (a connection failure, say); only
                 // "every broker is down" is news.
@@ -223,7 +228,10 @@ public final class KafkaProducer: Service, Sendable {
         return .served
     }
 
-    /// Swaps in a new librdkafka client after every broker went away. The broker that
+    /// The current librdkafka client (the tests make it fail).
+    var currentClient: OpaquePointer { sends.withLock { $0.client.handle.client } }
+
+    /// Swaps in a new librdkafka client after every broker went away, or a fatal error. The broker that
     /// comes back may have lost its topics and producer state (tansu) or re-created them with
     /// new ids: the idempotent producer's id and sequence numbers belong to the cluster that
     /// was lost, and a new client starts over with the new one. Sends in flight on the old
@@ -330,8 +338,7 @@ final class RdKafkaProducerClient: Sendable {
     deinit {
         rd_kafka_queue_cb_event_enable(handle.events, nil, nil)
         rd_kafka_queue_destroy(handle.events)
-        // Quick once flushed or purged.
-        rd_kafka_destroy(handle.client)
+        RdKafkaClient.destroyInBackground(handle.client, context: context, alsoKeeping: wakeups)
     }
 }
 

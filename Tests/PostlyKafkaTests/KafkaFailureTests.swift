@@ -1,6 +1,7 @@
+import CRdKafka
 import Foundation
 import Logging
-import PostlyKafka
+@testable import PostlyKafka
 import ServiceLifecycle
 import Testing
 import TestSupport
@@ -111,6 +112,22 @@ struct KafkaFailureTests {
             try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
             let report = try await sendRetrying(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("after restart")), with: producer, for: .seconds(30))
             #expect(report.offset == 0, "the new broker's log starts empty")
+        }
+    }
+
+    /// A fatal error (an idempotent producer's sequence out of order, its id fenced) ends a
+    /// librdkafka client for good: the producer goes on with a new one, where every send
+    /// failed until the process was restarted.
+    @Test func producerContinuesAfterAFatalError() async throws {
+        let configuration = try testConfiguration(messageTimeout: .seconds(5))
+        let topic = uniqueName("fatal")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        try await withRunning([producer]) {
+            _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("before")))
+            #expect(rd_kafka_test_fatal_error(producer.currentClient, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, "a test") == RD_KAFKA_RESP_ERR_NO_ERROR)
+            let report = try await sendRetrying(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("after")), with: producer, for: .seconds(15))
+            #expect(report.offset == 1)
         }
     }
 
