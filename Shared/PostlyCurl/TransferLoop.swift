@@ -69,7 +69,8 @@ final class TransferLoop: Sendable {
             if let index = state.incoming.firstIndex(where: { $0.transfer.id == id }) {
                 return state.incoming.remove(at: index)
             }
-            if state.active.contains(id) {
+            // Once the thread has exited, the multi handle is freed: nothing runs to cancel.
+            if !state.exited, state.active.contains(id) {
                 state.cancellations.append(id)
                 curl_multi_wakeup(multi.pointer)
             }
@@ -162,6 +163,7 @@ final class TransferLoop: Sendable {
 
         let waiters = state.withLock { state in
             state.exited = true
+            state.active.removeAll()
             let waiters = state.shutdownWaiters
             state.shutdownWaiters.removeAll()
             return waiters
