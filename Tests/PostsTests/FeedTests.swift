@@ -200,7 +200,10 @@ import TestSupport
             let drafted = try await api.create("Drafted", as: ada)
             let feeds = ["/api/feeds/posts.atom", "/api/users/\(ada.id)/feed.rss"]
             var before: [String: String] = [:]
-            for uri in feeds { before[uri] = try #require(try await Self.get(api, uri).headers[.lastModified]) }
+            for uri in feeds {
+                let lastModified = try #require(try await Self.get(api, uri).headers[.lastModified])
+                before[uri] = lastModified
+            }
             try await Task.sleep(for: .milliseconds(1_100))
             #expect(try await api.request(.delete, "/api/posts/\(deleted.id)", as: ada).status == .ok)
             #expect(try await api.request(.put, "/api/posts/\(drafted.id)", as: ada, json: #"{"status":"draft"}"#).status == .ok)
