@@ -214,7 +214,7 @@ final class RdKafkaConsumerClient: Sendable {
 
     deinit {
         // run() closed it already (leaving the group), or the brokers are gone: no close here.
-        RdKafkaClient.destroyInBackground(handle.client, flags: RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE, context: context)
+        rd_kafka_destroy_flags(handle.client, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE)
     }
 }
 

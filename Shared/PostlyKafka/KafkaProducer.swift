@@ -338,7 +338,8 @@ final class RdKafkaProducerClient: Sendable {
     deinit {
         rd_kafka_queue_cb_event_enable(handle.events, nil, nil)
         rd_kafka_queue_destroy(handle.events)
-        RdKafkaClient.destroyInBackground(handle.client, context: context, alsoKeeping: wakeups)
+        // Quick once flushed or purged.
+        rd_kafka_destroy(handle.client)
     }
 }
 

@@ -61,14 +61,11 @@ enum RdKafkaClient {
 
     /// Destroys a client that has given its answer on a thread of its own, without waiting:
     /// rd_kafka_destroy takes a whole second now and then (one time in three to six here: a
-    /// broker thread finishing its wait), which held a service's start and its readiness, and
-    /// would hold a thread of the cooperative pool (two here) when a task let go of a replaced
-    /// client last. `context` and `alsoKeeping` (what its callbacks use) live until then.
-    static func destroyInBackground(
-        _ client: OpaquePointer, flags: Int32 = 0, context: RdKafkaCallbackContext, alsoKeeping other: (any Sendable)? = nil
-    ) {
+    /// broker thread finishing its wait), which held a service's start and its readiness.
+    /// `context` lives until then.
+    static func destroyInBackground(_ client: OpaquePointer, context: RdKafkaCallbackContext) {
         let handle = RdKafkaHandle(client: client)
-        Thread.detachNewThread { withExtendedLifetime((context, other)) { rd_kafka_destroy_flags(handle.client, flags) } }
+        Thread.detachNewThread { withExtendedLifetime(context) { rd_kafka_destroy(handle.client) } }
     }
 
     /// Calls `body` with an error text buffer of librdkafka's usual shape and returns its
