@@ -23,6 +23,12 @@ public func reindex(
     let target = ReindexTarget()
     let group = "search-reindex-\(UUID().uuidString.lowercased())"
     let replay = kit.consumer(of: [.posts, .users, .comments], group: group, handler: ReindexHandler(target: target))
+    /// Drops the reindex's own schemas and forgets what its consumer group applied.
+    @Sendable func cleanUp(dropping schemas: String...) async throws {
+        let drops = schemas.map { "DROP SCHEMA \($0) CASCADE;" }.joined(separator: " ")
+        try await kit.database.withConnection { try await $0.executeScript(unescaped: drops) }
+        try await kit.database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
+    }
     return try await kit.run {
         let started = ContinuousClock.now
         try await kit.database.withConnection { connection in
@@ -42,8 +48,7 @@ public func reindex(
             let built = ContinuousClock.now - started
             let lost = try await ReindexRefusal(comparingIn: kit.database)
             guard acceptingLosses || lost.isEmpty else {
-                try await kit.database.withConnection { try await $0.executeScript(unescaped: "DROP SCHEMA search_rebuild CASCADE;") }
-                try await kit.database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
+                try await cleanUp(dropping: "search_rebuild")
                 throw lost
             }
             try await kit.database.withConnection { connection in
@@ -77,10 +82,7 @@ public func reindex(
             target.switched()
             // What the live consumer applied to the retired tables while the switch was coming.
             try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
-            try await kit.database.withConnection { connection in
-                try await connection.executeScript(unescaped: "DROP SCHEMA search_retired CASCADE; DROP SCHEMA search_rebuild CASCADE;")
-            }
-            try await kit.database.execute("DELETE FROM consumed_sequences WHERE consumer = \(group)")
+            try await cleanUp(dropping: "search_retired", "search_rebuild")
             return ReindexReport(events: replayed, duration: built)
         }
     }

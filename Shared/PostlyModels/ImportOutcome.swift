@@ -26,6 +26,9 @@ public struct ImportOutcome: Codable, Sendable, Hashable {
         rejected.append(Rejection(id: id, reason: reason))
     }
 
+    /// How an answer names a like, which has no id of its own.
+    public static func likeId(postId: String, userId: String) -> String { "\(postId) \(userId)" }
+
     /// Counts what importing the document `id` did.
     public mutating func count(_ result: ImportResult, id: String) {
         switch result {

@@ -31,8 +31,9 @@ public struct ImportBatch: Sendable {
                 CommentsBody(comments: comments)
             }
         case .likes:
-            // As the posts service names a like it rejects.
-            split(plan.likes, .likes, id: { "\($0.postId) \($0.userId)" }) { _, likes in LikesBody(likes: likes) }
+            split(plan.likes, .likes, id: { ImportOutcome.likeId(postId: $0.postId, userId: $0.userId) }) { _, likes in
+                LikesBody(likes: likes)
+            }
         }
     }
 

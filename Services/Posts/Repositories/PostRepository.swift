@@ -142,8 +142,7 @@ public struct ImportedLike: Codable, Sendable, Hashable {
     public var userId: String
     public var createdAt: Date
 
-    /// How an import's outcome names it, as `postly-import` does.
-    public var id: String { "\(postId) \(userId)" }
+    public var id: String { ImportOutcome.likeId(postId: postId, userId: userId) }
 }
 
 extension PostRepository {
