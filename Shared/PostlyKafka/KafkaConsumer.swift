@@ -50,10 +50,12 @@ public final class KafkaConsumer: Service, Sendable {
         self.buffer = buffer
         messages = KafkaConsumerMessages(buffer: buffer)
         properties = configuration.consumerProperties(groupID: groupID, offsetReset: autoOffsetReset)
-        current = Mutex(try Self.makeClient(properties: properties, logger: logger, buffer: buffer))
+        current = Mutex(try Self.makeClient(number: 0, properties: properties, logger: logger, buffer: buffer))
     }
 
-    private static func makeClient(properties: [String: String], logger: Logger, buffer: KafkaMessageBuffer) throws -> RdKafkaConsumerClient {
+    private static func makeClient(
+        number: Int, properties: [String: String], logger: Logger, buffer: KafkaMessageBuffer
+    ) throws -> RdKafkaConsumerClient {
         let context = RdKafkaCallbackContext(logger: logger) { revoked in buffer.removeAll(of: revoked) }
         let client = try RdKafkaClient.make(RD_KAFKA_CONSUMER, properties: properties, context: context) {
             rd_kafka_conf_set_rebalance_cb($0, rebalanceCallback)
@@ -61,7 +63,7 @@ public final class KafkaConsumer: Service, Sendable {
         }
         // Everything (records, errors, rebalances) through rd_kafka_consumer_poll.
         rd_kafka_poll_set_consumer(client)
-        return RdKafkaConsumerClient(handle: RdKafkaConsumerHandle(client: client), context: context)
+        return RdKafkaConsumerClient(number: number, handle: RdKafkaConsumerHandle(client: client), context: context)
     }
 
     public func run() async throws {
@@ -90,16 +92,23 @@ public final class KafkaConsumer: Service, Sendable {
     /// Commits, for each partition of `messages`, the offset after its last one, in one request,
     /// and returns once the broker has stored them: the group's next consumer of a partition
     /// starts after the latest of `messages` it held.
+    ///
+    /// Messages an earlier client delivered (before `replace`) are not committed: their offsets
+    /// belong to logs the broker may have lost, and committed into the group now they could put
+    /// its next consumer past the first records of the new logs. Those records come again
+    /// instead, and change nothing where they were applied.
     public func commit(_ messages: [KafkaMessage]) async throws {
         guard lifecycle.withLock({ $0 }) != .closed else { throw KafkaError.closed }
-        var next: [Partition: Int64] = [:]
-        for message in messages {
-            let partition = Partition(topic: message.topic, number: message.partition)
-            next[partition] = max(next[partition] ?? 0, message.offset + 1)
-        }
-        guard !next.isEmpty else { return }
-        let client = current.withLock { $0 }
-        let code = await runBlocking { [next] in
+        let code = await runBlocking { [self] in
+            // Taken here, so a replaced client's last reference (its rd_kafka_destroy) goes on
+            // this thread, not the cooperative pool.
+            let client = current.withLock { $0 }
+            var next: [Partition: Int64] = [:]
+            for message in messages where message.client == client.number {
+                let partition = Partition(topic: message.topic, number: message.partition)
+                next[partition] = max(next[partition] ?? 0, message.offset + 1)
+            }
+            guard !next.isEmpty else { return RD_KAFKA_RESP_ERR_NO_ERROR }
             let handle = client.handle
             guard let list = rd_kafka_topic_partition_list_new(Int32(next.count)) else { return RD_KAFKA_RESP_ERR__FAIL }
             defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -136,7 +145,7 @@ public final class KafkaConsumer: Service, Sendable {
             defer { rd_kafka_message_destroy(message) }
             let code = message.pointee.err
             if code == RD_KAFKA_RESP_ERR_NO_ERROR {
-                buffer.append(KafkaMessage(message))
+                buffer.append(KafkaMessage(message, client: client.number))
             } else if code == RD_KAFKA_RESP_ERR__FATAL {
                 let (_, reason) = RdKafkaClient.withErrorText { rd_kafka_fatal_error(client.handle.client, $0, $1) }
                 logger.error("Kafka consumer failed fatally; it stops", metadata: ["kafka.error": "\(reason)"])
@@ -164,7 +173,7 @@ public final class KafkaConsumer: Service, Sendable {
         logger.warning("Kafka brokers lost: the consumer starts over with a new client")
         buffer.removeAll()
         do {
-            let fresh = try Self.makeClient(properties: properties, logger: logger, buffer: buffer)
+            let fresh = try Self.makeClient(number: old.number + 1, properties: properties, logger: logger, buffer: buffer)
             current.withLock { $0 = fresh }
             // The old client is destroyed here, or when a commit still using it returns.
             return fresh
@@ -203,11 +212,14 @@ struct RdKafkaConsumerHandle: @unchecked Sendable {
 
 /// One librdkafka consumer instance; a `KafkaConsumer` replaces it after losing every broker.
 final class RdKafkaConsumerClient: Sendable {
+    /// 0 for a consumer's first client, one more for each that replaces it.
+    let number: Int
     let handle: RdKafkaConsumerHandle
     /// Kept alive until after rd_kafka_destroy: the callbacks use it.
     let context: RdKafkaCallbackContext
 
-    init(handle: RdKafkaConsumerHandle, context: RdKafkaCallbackContext) {
+    init(number: Int, handle: RdKafkaConsumerHandle, context: RdKafkaCallbackContext) {
+        self.number = number
         self.handle = handle
         self.context = context
     }
@@ -243,8 +255,9 @@ private let consumerErrorCallback: @convention(c) (OpaquePointer?, Int32, Unsafe
 extension KafkaMessage {
     /// Copies a record out of librdkafka's memory (the pointer, not a copy of the struct:
     /// librdkafka finds the headers around it).
-    init(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>) {
+    init(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>, client: Int) {
         let message = pointer.pointee
+        self.client = client
         topic = String(cString: rd_kafka_topic_name(message.rkt))
         partition = message.partition
         offset = message.offset

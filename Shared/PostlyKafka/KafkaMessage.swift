@@ -7,6 +7,8 @@ public struct KafkaMessage: Sendable, Hashable {
     public var key: String?
     public var value: [UInt8]
     public var headers: [KafkaHeader]
+    /// Which of its consumer's librdkafka clients delivered it (see `KafkaConsumer.commit`).
+    var client = 0
 
     public init(topic: String, partition: Int32, offset: Int64, key: String?, value: [UInt8], headers: [KafkaHeader] = []) {
         self.topic = topic

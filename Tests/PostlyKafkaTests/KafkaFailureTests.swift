@@ -155,6 +155,39 @@ struct KafkaFailureTests {
             try await consumer.commit([after])
         }
     }
+
+    /// A batch read from the log the broker lost is committed after the consumer started over
+    /// (the runner commits a batch after applying it). Its offsets would have put the group's
+    /// next consumer past the first records of the new log.
+    @Test func offsetsOfRecordsFromALostLogAreNotCommitted() async throws {
+        let broker = try await TestBroker.start()
+        defer { broker.stop() }
+        let configuration = try testConfiguration(brokers: broker.brokers, messageTimeout: .seconds(5))
+        let topic = uniqueName("lost-log")
+        let group = uniqueName("group")
+        try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let consumer = try KafkaConsumer(configuration: configuration, groupID: group, topics: [topic], logger: testLogger)
+
+        try await withRunning([producer, consumer]) {
+            for number in 0..<3 {
+                _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("old \(number)")))
+            }
+            let old = try await receive(3, from: consumer)
+            broker.stop()
+            try await broker.start()
+            try await KafkaTopics.create([topic], partitions: 1, configuration: configuration)
+            for number in 0..<5 {
+                let message = KafkaOutgoingMessage(topic: topic, key: "k", value: bytes("new \(number)"))
+                _ = try await sendRetrying(message, with: producer, for: .seconds(30))
+            }
+            #expect(try await receive(1, from: consumer, within: .seconds(30))[0].value == bytes("new 0"))
+            try await consumer.commit(old)
+        }
+        let next = try KafkaConsumer(configuration: configuration, groupID: group, topics: [topic], logger: testLogger)
+        let first = try await withRunning([next]) { try await receive(1, from: next)[0] }
+        #expect(first.value == bytes("new 0"))
+    }
 }
 
 /// The settings a service runs with on the local broker (`deploy/up.sh`: the defaults but for a
