@@ -149,6 +149,20 @@ import TestSupport
         }
     }
 
+    /// An offline client's token expired: read as anyone's, its page would have moved its
+    /// cursor past the author's own draft for good.
+    @Test func aRefusedTokenIsAnsweredAndItsCursorMissesNothing() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let start = try await Self.page(api, since: "now", as: ada)
+            let draft = try await api.create("Mine", status: .draft, as: ada)
+            let expired = try await api.harness.issuer.token(userId: ada.id, lifetime: -5)
+            let refused = try await api.request(.get, "/api/changes?since=\(start.next)", headers: [.authorization: "Bearer \(expired)"])
+            #expect(refused.status == .unauthorized, "\(refused.text)")
+            #expect(try await Self.collect(api, since: start.next, as: ada, count: 1).changes.map(\.id) == [draft.id])
+        }
+    }
+
     @Test func aPublishedScheduledPostAndAnAuthorsNewNameAppear() async throws {
         try await withPostsService(schedulerPoll: .milliseconds(20)) { api in
             let ada = try await api.user()

@@ -15,7 +15,8 @@ extension ChangeFeedError: APIErrorConvertible {
 }
 
 /// `GET /api/changes`: what changed since a cursor, for a client that was offline. JWT
-/// optional: a reader sees its own drafts and scheduled posts too.
+/// optional: a reader sees its own drafts and scheduled posts too, and one whose token is
+/// refused (expired, revoked) gets the refusal.
 struct ChangesController: Sendable {
     let feed: ChangeFeed
     /// Rings when a change may be there to read (`ChangeWatch`).
@@ -39,6 +40,9 @@ struct ChangesController: Sendable {
         }
         let limit = try Self.integer("limit", in: query, default: 100, 1...500)
         let wait = try Self.integer("wait", in: query, default: 0, 0...30)
+        // A token that was refused is the answer, not a read as anyone: that page's cursor
+        // would move past the caller's own drafts and scheduled posts for good.
+        if let refusal = context.tokenRefusal { throw refusal }
         let viewer = context.identity?.userId
 
         var page: ChangePage
