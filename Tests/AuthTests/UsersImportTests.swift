@@ -107,6 +107,7 @@ import TestSupport
             let users = [
                 Self.user(String(repeating: "x", count: 3_000), email: "long-id@example.com"),
                 Self.user("nul-name", email: "nul@example.com", name: "A\u{0}da"),
+                Self.user("nul-email", email: "n\u{0}ul@example.com"),
                 Self.user("google-id", email: "long-subject@example.com", googleSubject: String(repeating: "1", count: 3_000)),
                 Self.user("legacy 42", email: "spaced@example.com"),
                 Self.user("fine", email: "fine@example.com"),
@@ -114,7 +115,8 @@ import TestSupport
             let outcome = try await auth.harness.importBatch("/internal/import/users", json: Self.batch(users)).importOutcome()
             #expect(outcome.created == 1)
             #expect(outcome.rejected.map(\.reason) == [
-                "userId is longer than 255 bytes", "name must not contain NUL characters", "googleSubject is longer than 255 bytes",
+                "userId is longer than 255 bytes", "name must not contain NUL characters", "email must not contain NUL characters",
+                "googleSubject is longer than 255 bytes",
                 "userId contains a space or a control character",
             ])
             #expect(try await auth.database.query("SELECT id FROM users").map { try $0.decode("id", as: String.self) } == ["fine"])
@@ -133,6 +135,26 @@ import TestSupport
             #expect(session.accessToken.utf8.count < 1_024)
             #expect(session.user.name.count == 6_000, "the account keeps its name")
             #expect(try await auth.check(session.accessToken).status == .ok)
+        }
+    }
+
+    /// Two first logins of an imported user at once (a double tap, two devices) both check the
+    /// imported hash and both replace it: the second found the first's hash there, and answered
+    /// 401 to the right password.
+    @Test func twoFirstLoginsOfAnImportedUserAtOnceBothSignIn() async throws {
+        try await Self.withImport { auth in
+            let vector = try #require(WerkzeugHashTests.vectors.first { $0.verifies })
+            let user = Self.user("twice", email: "twice@example.com", passwordHash: vector.hash)
+            #expect(try await auth.harness.importBatch("/internal/import/users", json: Self.batch([user])).importOutcome().created == 1)
+            let logins = try await auth.database.whileLocked(by: { try await $0.execute("SELECT 1 FROM users WHERE id = 'twice' FOR UPDATE") }) {
+                let logins = (0..<2).map { _ in
+                    Task { try await auth.loginWithEmail("twice@example.com", password: vector.password).status }
+                }
+                let bothWait = try await eventually { try await auth.database.statementsWaitingForALock() == 2 }
+                #expect(bothWait)
+                return logins
+            }
+            for login in logins { #expect(try await login.value == .ok) }
         }
     }
 

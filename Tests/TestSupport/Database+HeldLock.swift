@@ -30,6 +30,11 @@ extension Database {
 
     /// Whether a statement on this database waits for a lock now.
     public func someoneWaitsForALock() async throws -> Bool {
-        try await !query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").isEmpty
+        try await statementsWaitingForALock() > 0
+    }
+
+    /// How many statements on this database wait for a lock now.
+    public func statementsWaitingForALock() async throws -> Int {
+        try await query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").count
     }
 }

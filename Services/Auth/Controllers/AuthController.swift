@@ -76,12 +76,19 @@ struct AuthController {
         }
         return try await startSession { new in
             try await writes.write { transaction in
+                var hash = checked
                 if let rehash {
-                    try await accounts.replacePasswordHash(userId: account.user.userId, current: checked, with: rehash, in: transaction)
+                    let stored = try await accounts.replacePasswordHash(userId: account.user.userId, current: checked, with: rehash, in: transaction)
+                    hash = stored ?? checked
+                    // Another login of this user checked the imported hash too, and replaced it
+                    // first: the password is right if it is right for theirs.
+                    if let stored, stored != rehash, try await !passwords.verify(password, against: stored) {
+                        throw APIError.unauthorized(Self.invalidCredentials)
+                    }
                 }
                 // Nil when the password stopped being the account's during the check (a Google
-                // sign-in took the account over, or the password was changed).
-                guard let user = try await accounts.startSession(userId: account.user.userId, passwordHash: rehash ?? checked, session: new, in: transaction) else {
+                // sign-in took the account over).
+                guard let user = try await accounts.startSession(userId: account.user.userId, passwordHash: hash, session: new, in: transaction) else {
                     throw APIError.unauthorized(Self.invalidCredentials)
                 }
                 return user

@@ -42,7 +42,7 @@ struct UsersImportController {
     static func problem(with user: ImportedUser) -> String? {
         let stored = ImportCheck.problem(
             ids: ["userId": user.userId, "googleSubject": user.googleSubject],
-            texts: ["name": user.name, "passwordHash": user.passwordHash, "profilePicture": user.profilePicture])
+            texts: ["name": user.name, "email": user.email, "passwordHash": user.passwordHash, "profilePicture": user.profilePicture])
         if let stored { return stored }
         if user.name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "name is empty" }
         if !AuthValidation.isValidEmail(user.email) { return "email is not a valid email address" }

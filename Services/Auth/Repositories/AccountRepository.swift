@@ -84,8 +84,9 @@ public protocol AccountRepository: Sendable {
     /// Whether the session exists and is not revoked.
     func isActive(sessionId: String) async throws -> Bool
     /// Replaces the password hash of the user after a login with a legacy (Werkzeug) hash, if it
-    /// is still `current`: the next login checks the new one.
-    func replacePasswordHash(userId: String, current: String, with new: String, in transaction: WriteTransaction) async throws
+    /// is still `current`: the next login checks the new one. Returns the user's hash after:
+    /// `new`, or what another write stored first (nil: none, a Google sign-in took the account).
+    func replacePasswordHash(userId: String, current: String, with new: String, in transaction: WriteTransaction) async throws -> String?
     /// Inserts the user with `user.registered` (imported) unless one with its id exists; rejected
     /// when another user holds its email or Google account.
     func importUser(_ user: ImportedUser, in transaction: WriteTransaction) async throws -> ImportResult

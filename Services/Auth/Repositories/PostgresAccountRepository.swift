@@ -187,9 +187,14 @@ public struct PostgresAccountRepository: AccountRepository {
         return !rows.isEmpty
     }
 
-    public func replacePasswordHash(userId: String, current: String, with new: String, in transaction: WriteTransaction) async throws {
-        try await transaction.connection.execute(
-            "UPDATE users SET password_hash = \(new) WHERE id = \(userId) AND password_hash = \(current)")
+    public func replacePasswordHash(userId: String, current: String, with new: String, in transaction: WriteTransaction) async throws -> String? {
+        let connection = transaction.connection
+        let replaced = try await connection.query(
+            "UPDATE users SET password_hash = \(new) WHERE id = \(userId) AND password_hash = \(current) RETURNING id")
+        if !replaced.isEmpty { return new }
+        // Another write committed first (the update waited for it): what it stored.
+        let rows = try await connection.query("SELECT password_hash FROM users WHERE id = \(userId)")
+        return try rows.first?.decode("password_hash", as: String?.self)
     }
 
     public func importUser(_ user: ImportedUser, in transaction: WriteTransaction) async throws -> ImportResult {
