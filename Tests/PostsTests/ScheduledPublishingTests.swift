@@ -189,6 +189,21 @@ import TestSupport
         }
     }
 
+    /// A post due in an hour moved to a second from now: the scheduler, asleep until its next
+    /// look (30 s here), wakes for it.
+    @Test func aPostMovedSoonerIsPublishedOnTime() async throws {
+        try await withPostsService(schedulerPoll: .seconds(30), realClock: true) { api in
+            let ada = try await api.user()
+            let post = try await api.create("Later", status: .scheduled, publishAt: Date().addingTimeInterval(3600), as: ada)
+            try await Task.sleep(for: .milliseconds(200))
+            let at = Date().addingTimeInterval(1)
+            let moved = try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: PostsClient.json(["publishAt": Timestamp.format(at)]))
+            #expect(moved.status == .ok, "\(moved.text)")
+            #expect(try await eventually(within: .seconds(5)) { try await api.request(.get, "/api/posts/\(post.id)").status == .ok })
+            #expect(Date().timeIntervalSince(at) <= 1.5)
+        }
+    }
+
     /// An author's edit and the scheduler serialize on the post's row: an edit with the
     /// scheduled version's `If-Match` either unpublishes before the publish (draft, no publish
     /// event) or meets the published post (412, one publish event). 200 times.

@@ -40,11 +40,16 @@ enum PostChange: Hashable, Sendable {
     }
 
     /// The changes a write of a post makes: the post itself, and the lists of each status it
-    /// left or joined (none when its status stayed).
-    static func written(id: String, authorId: String, statusBefore: PostStatus?, statusAfter: PostStatus?) -> [PostChange] {
+    /// left or joined (none when its status stayed), or the scheduled lists when it stayed
+    /// scheduled for another time: the scheduler wakes on those (the post may be due sooner).
+    static func written(
+        id: String, authorId: String, statusBefore: PostStatus?, statusAfter: PostStatus?, rescheduled: Bool = false
+    ) -> [PostChange] {
         var changes: [PostChange] = [.post(id: id)]
         if statusBefore != statusAfter {
             for status in [statusBefore, statusAfter].compactMap({ $0 }) { changes.append(.lists(authorId: authorId, status: status)) }
+        } else if rescheduled {
+            changes.append(.lists(authorId: authorId, status: .scheduled))
         }
         return changes
     }

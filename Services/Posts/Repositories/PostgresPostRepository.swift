@@ -233,7 +233,9 @@ public struct PostgresPostRepository: PostRepository {
         try await transaction.emit(.postUpdated(record.snapshot(contentText: rendering.text)), key: id, actorId: caller.userId)
         let post = try await Self.post(record, in: connection)
         try await PostTotals.move(authorId: current.authorId, from: current.status, to: status, in: connection)
-        connection.signal(PostChange.written(id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status))
+        connection.signal(PostChange.written(
+            id: id, authorId: current.authorId, statusBefore: current.status, statusAfter: status,
+            rescheduled: schedule.publishAt != current.publishAt))
         return .updated(post)
     }
 
