@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 source "$here/lib.sh"
-run=${POSTLY_RUN_DIR:-$postly_root/.run}
+run=$(run_dir)
 stop_timeout=${POSTLY_STOP_TIMEOUT:-30}
 quiet=false
 [ "${1:-}" = --quiet ] && quiet=true

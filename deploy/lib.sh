@@ -9,6 +9,21 @@ export PYTHONPATH="$postly_root/deploy${PYTHONPATH:+:$PYTHONPATH}"
 tansu_bin="$postly_root/.deps/venv/bin/tansu"
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
+# run_dir [create]: where up.sh keeps its state, POSTLY_RUN_DIR or .run beside the code, as a
+# path without links. PostgreSQL runs as its own user and nginx's workers as nobody: when they
+# cannot pass through the folders above it (a clone under /root, mode 700), "create" makes .run
+# a link to a folder of its own under /var/lib/postly.
+run_dir() {
+  local run=${POSTLY_RUN_DIR:-$postly_root/.run}
+  if [ "${1:-}" = create ] && [ ! -e "$run" ] && [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$(dirname "$run")"; then
+    local elsewhere
+    elsewhere=/var/lib/postly/$(printf '%s' "$run" | sha256sum | cut -c1-16)
+    mkdir -p "$elsewhere"
+    ln -s "$elsewhere" "$run"
+  fi
+  readlink -m "$run"
+}
+
 free_port() {
   python3 -c 'from postly_suite.suite import free_port; print(free_port())'
 }
@@ -160,6 +175,9 @@ gateway_config() {
   cat >"$dir/nginx.conf" <<CONF
 # Written by deploy/lib.sh gateway_config: the local frame around deploy/nginx/postly.conf.
 worker_processes 2;
+# A stop (SIGQUIT) waits for open requests; a notification stream would hold a worker for
+# its hour, past the master's SIGKILL.
+worker_shutdown_timeout 5s;
 pid $dir/nginx.pid;
 error_log stderr notice;
 events { worker_connections 1024; }

@@ -38,6 +38,8 @@ swift test --skip-build --no-parallel "$@" 2>&1 | tee "$run/swift-test.log" || {
 
 # The retries of what reaches the network while installing (deploy/retry.sh).
 "$postly_root/deploy/check-retry.sh"
+# up.sh's state folder in a checkout under a private folder (/root).
+"$postly_root/deploy/check-run-dir.sh"
 # The gateway's routing table and problem documents, against fake services.
 "$postly_root/deploy/check-gateway.sh"
 # docker-compose.yml and the Kubernetes manifests, checked without a Docker engine or a cluster.

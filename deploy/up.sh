@@ -4,7 +4,8 @@
 # Package.swift declares (built in release mode) and the gateway on 127.0.0.1:8080, and
 # says where each listens and logs. Running it again restarts everything cleanly;
 # deploy/down.sh stops it. State lives in .run/ (PostgreSQL's data survives restarts; the
-# broker keeps its topics and messages in memory only, so a restart empties it).
+# broker keeps its topics and messages in memory only, so a restart empties it); in a checkout
+# other users cannot reach (under /root), .run is a link to a folder under /var/lib/postly.
 # Configuration (environment, with these defaults):
 #   POSTLY_GATEWAY_PORT=8080  POSTLY_POSTGRES_PORT=5433  POSTLY_BROKER_PORT=9092
 #   POSTLY_AUTH_PORT=8081 POSTLY_POSTS_PORT=8082 POSTLY_COMMENTS_PORT=8083
@@ -34,7 +35,7 @@ broker_port=${POSTLY_BROKER_PORT:-9092}
 configuration=${POSTLY_BUILD_CONFIGURATION:-release}
 ready_timeout=${POSTLY_READY_TIMEOUT:-60}
 export LOG_LEVEL=${LOG_LEVEL:-info}
-run=${POSTLY_RUN_DIR:-$postly_root/.run}
+run=$(run_dir create)
 logs="$run/logs"
 
 say() { printf '[up] %s\n' "$*" >&2; }

@@ -1,6 +1,7 @@
 """The suite as deploy/up.sh runs it: brought up on free ports and down again, one of its
 services stopped and started, and waiting for what it does a moment later."""
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -18,18 +19,32 @@ SERVICES = ["auth", "posts", "comments", "search", "images", "notifications", "f
 
 
 _handed_out = set()
+# The ports handed out in the last minute by any process: deploy/lib.sh starts a Python for
+# each port it picks, and picks them all before binding any.
+_RECENT = os.path.join(tempfile.gettempdir(), "postly-ports-handed-out")
 
 
 def free_port():
-    """A port nothing listens on, never one this process handed out before: the kernel may give
-    a closed socket's port to the next bind (a suite's gateway once got its broker's port)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
+    """A port nothing listens on, never one this process handed out before, nor another in the
+    last minute: the kernel may give a closed socket's port to the next bind (a suite's gateway
+    once got its broker's port)."""
+    with open(_RECENT, "a+") as record:
+        fcntl.flock(record, fcntl.LOCK_EX)
+        record.seek(0)
+        now = time.time()
+        recent = {int(port): float(at) for port, at in (line.split() for line in record if line.strip()) if now - float(at) < 60}
+        while True:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _handed_out and port not in recent:
+                break
+        _handed_out.add(port)
+        recent[port] = now
+        record.seek(0)
+        record.truncate()
+        record.writelines(f"{port} {at}\n" for port, at in recent.items())
+        return port
 
 
 def eventually(seconds, probe):
