@@ -1,5 +1,6 @@
 import Foundation
 import PostlyImport
+import PostlyModels
 import Testing
 
 @Suite struct ImportPlannerTests {
@@ -36,11 +37,11 @@ import Testing
     /// (case, full-width letters) are one user, the other's id an alias: auth would refuse
     /// the second as another user's email.
     @Test func emailsAreComparedAsTheAuthServiceComparesThem() throws {
-        let users = DumpFile(path: "users.json", bytes: Array("""
+        let users = try DumpFile(path: "users.json", bytes: Array("""
             {"userId": "u1", "name": "Ada", "email": "ADA@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
             {"userId": "u2", "name": "Ada", "email": "\u{FF41}da@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-02T00:00:00Z"}
             """.utf8))
-        let empty = DumpFile(path: "empty.json", bytes: [])
+        let empty = try DumpFile(path: "empty.json", bytes: [])
         let plan = ImportPlanner.plan(users: users, posts: empty, likes: empty, runId: "test")
         #expect(plan.users.map(\.record.email) == ["ada@example.com"])
         #expect(plan.aliases.count == 1)
@@ -50,13 +51,13 @@ import Testing
     /// A NUL character, which MongoDB stores and PostgreSQL's text refuses, is taken out and
     /// reported: kept, it failed its whole batch, on every resume.
     @Test func nulCharactersAreTakenOutAndReported() throws {
-        let users = DumpFile(path: "users.json", bytes: Array(#"""
+        let users = try DumpFile(path: "users.json", bytes: Array(#"""
             {"userId": "u1", "name": "A\u0000da", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
             """#.utf8))
-        let posts = DumpFile(path: "posts.json", bytes: Array(#"""
+        let posts = try DumpFile(path: "posts.json", bytes: Array(#"""
             {"_id": "p1", "title": "Ti\u0000tle", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "title", "createdAt": "2024-01-02T00:00:00Z", "status": "published", "comments": [{"_id": "c1", "content": "\u0000Hi\u0000", "author": {"userId": "u1", "name": "Ada"}, "createdAt": "2024-01-03T00:00:00Z"}]}
             """#.utf8))
-        let plan = ImportPlanner.plan(users: users, posts: posts, likes: DumpFile(path: "likes.json", bytes: []), runId: "test")
+        let plan = ImportPlanner.plan(users: users, posts: posts, likes: try DumpFile(path: "likes.json", bytes: []), runId: "test")
         #expect(plan.users.map(\.record.name) == ["Ada"])
         #expect(plan.posts.map(\.record.title) == ["Title"])
         #expect(plan.comments.map(\.record.content) == ["Hi"])
@@ -65,17 +66,36 @@ import Testing
         #expect(plan.report.rejected.isEmpty)
     }
 
+    /// A Flask slug of kilobytes (Flask had no limit) is cut as a title's slug is, and reported:
+    /// kept, it failed its whole batch of posts on every resume (past the unique index's row).
+    @Test func aLongSlugIsCutAndReported() throws {
+        let users = try DumpFile(path: "users.json", bytes: Array(#"""
+            {"userId": "u1", "name": "Ada", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
+            """#.utf8))
+        let long = String(repeating: "very-long-", count: 400) + "title"
+        let posts = try DumpFile(path: "posts.json", bytes: Array(#"""
+            {"_id": "p1", "title": "Long", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "\#(long)", "createdAt": "2024-01-02T00:00:00Z", "status": "published"}
+            {"_id": "p2", "title": "Long", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "\#(long)", "createdAt": "2024-01-03T00:00:00Z", "status": "published"}
+            """#.utf8))
+        let plan = ImportPlanner.plan(users: users, posts: posts, likes: try DumpFile(path: "likes.json", bytes: []), runId: "test")
+        let cut = Slug.make(from: long)
+        #expect(cut.count <= Slug.maximumLength && long.hasPrefix(cut))
+        #expect(plan.posts.map(\.record.slug) == [cut, Slug.candidate(cut, attempt: 2)])
+        #expect(plan.report.fixes.filter { $0.rule == "long_slug_cut" }.map(\.id) == ["p1", "p2"])
+        #expect(plan.report.rejected.isEmpty)
+    }
+
     /// A post too large for a batch is rejected, and what it carried is counted: its comments
     /// rejected with it, its likes as orphans (both went uncounted, and the report did not add up).
     @Test func whatARejectedPostCarriedIsCounted() throws {
-        let users = DumpFile(path: "users.json", bytes: Array(#"""
+        let users = try DumpFile(path: "users.json", bytes: Array(#"""
             {"userId": "u1", "name": "Ada", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
             """#.utf8))
         let content = String(repeating: "word ", count: 190_000)
-        let posts = DumpFile(path: "posts.json", bytes: Array(#"""
+        let posts = try DumpFile(path: "posts.json", bytes: Array(#"""
             {"_id": "p1", "title": "Long", "content": "\#(content)", "author": {"userId": "u1", "name": "Ada"}, "slug": "long", "createdAt": "2024-01-02T00:00:00Z", "status": "published", "comments": [{"_id": "c1", "content": "Hi", "author": {"userId": "u1", "name": "Ada"}, "createdAt": "2024-01-03T00:00:00Z"}]}
             """#.utf8))
-        let likes = DumpFile(path: "likes.json", bytes: Array(#"""
+        let likes = try DumpFile(path: "likes.json", bytes: Array(#"""
             {"postId": "p1", "userId": "u1", "createdAt": "2024-01-04T00:00:00Z"}
             """#.utf8))
         let plan = ImportPlanner.plan(users: users, posts: posts, likes: likes, runId: "test")
@@ -214,9 +234,20 @@ import Testing
     /// read (one year-0 date lost the whole file before).
     @Test func aBadElementOfAnArrayLosesThatElementOnly() throws {
         let bytes = #"[{"a": 1}, {"d": {"$date": {"$numberLong": "-62167219200000"}}}, {"b": 2}, 3]"#
-        let file = DumpFile(path: "post_likes.json", bytes: Array(bytes.utf8))
+        let file = try DumpFile(path: "post_likes.json", bytes: Array(bytes.utf8))
         #expect(file.entries.map(\.line) == [1, 2, 3, 4])
         #expect(file.entries.map { (try? $0.document.get()) != nil } == [true, false, true, false])
         #expect(try file.entries[2].document.get() == ["b": .int(2)])
+    }
+
+    /// An array cut short (a copy interrupted) is bad input, whatever `--max-errors`: as one bad
+    /// line it went through, and the posts of a cut posts file, their comments and likes were lost.
+    @Test func anArrayThatIsNotJSONIsBadInput() throws {
+        #expect {
+            try DumpFile(path: "posts.json", bytes: Array(#"[{"a": 1},"#.utf8))
+        } throws: { error in
+            guard case ImportFailure.badInput(let reason) = error else { return false }
+            return reason.hasPrefix("posts.json: not a JSON array: ")
+        }
     }
 }

@@ -168,12 +168,14 @@ import TestSupport
                 "/internal/import/posts",
                 json: Self.posts([
                     Self.post(String(repeating: "p", count: 3_000), slug: "a"), Self.post("nul-title", title: "Crème\u{0}", slug: "b"),
-                    Self.post("legacy 42", slug: "c"), Self.post(fine),
+                    Self.post("legacy 42", slug: "c"), Self.post("65f1a2b3c4d5e6f708192a02", slug: String(repeating: "long-", count: 600)),
+                    Self.post(fine),
                 ])
             ).importOutcome()
             #expect(posts.created == 1)
             #expect(posts.rejected.map(\.reason) == [
                 "_id is longer than 255 bytes", "title must not contain NUL characters", "_id contains a space or a control character",
+                "slug is longer than 255 bytes",
             ])
             func like(_ userId: String) -> [String: String] { ["postId": fine, "userId": userId, "createdAt": "2026-02-14T11:00:00.5+00:00"] }
             let likes = try await api.harness.importBatch(

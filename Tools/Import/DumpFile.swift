@@ -23,7 +23,8 @@ public struct DumpFile: Sendable {
     /// The lines of a line file, the elements of an array.
     public var lines: Int { entries.count }
 
-    /// Reads `path`; throws ``ImportFailure/badInput(_:)`` for a missing file or a BSON dump.
+    /// Reads `path`; throws ``ImportFailure/badInput(_:)`` for a missing file, a BSON dump or an
+    /// array that is not JSON.
     public init(path: String) throws(ImportFailure) {
         let name = (path as NSString).lastPathComponent
         if name.lowercased().hasSuffix(".bson") {
@@ -33,14 +34,14 @@ public struct DumpFile: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .badInput("\(name): \(FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file")")
         }
-        self.init(path: path, bytes: [UInt8](data))
+        try self.init(path: path, bytes: [UInt8](data))
     }
 
-    public init(path: String, bytes: [UInt8]) {
+    public init(path: String, bytes: [UInt8]) throws(ImportFailure) {
         self.path = path
         sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         let first = bytes.first { ![UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")].contains($0) }
-        entries = first == UInt8(ascii: "[") ? Self.arrayEntries(bytes) : Self.lineEntries(bytes)
+        entries = first == UInt8(ascii: "[") ? try Self.arrayEntries(bytes, of: path) : Self.lineEntries(bytes)
     }
 
     private static func lineEntries(_ bytes: [UInt8]) -> [Entry] {
@@ -60,13 +61,14 @@ public struct DumpFile: Sendable {
     }
 
     /// Each element of an array is decoded on its own, so a bad element is that element's
-    /// problem only; an array that is no JSON at all is one bad entry.
-    private static func arrayEntries(_ bytes: [UInt8]) -> [Entry] {
+    /// problem only. An array that is no JSON at all (cut short by a copy, one bad byte) is bad
+    /// input: as one bad entry, under `--max-errors`, it went through as a collection with nothing in it.
+    private static func arrayEntries(_ bytes: [UInt8], of path: String) throws(ImportFailure) -> [Entry] {
         let items: [ArrayElement]
         do {
             items = try JSONDecoder().decode([ArrayElement].self, from: Data(bytes))
         } catch {
-            return [Entry(line: 1, endOffset: bytes.count, size: bytes.count, document: .failure(ExtendedJSONError(describe(error))))]
+            throw .badInput("\((path as NSString).lastPathComponent): not a JSON array: \(describe(error))")
         }
         let encoder = JSONEncoder()
         return items.enumerated().map { index, item in

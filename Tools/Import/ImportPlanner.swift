@@ -6,6 +6,8 @@ import PostlyModels
 public struct ImportPlanner {
     /// The API's limits: longer values are kept and reported (an edit will need to shorten them).
     static let nameLimit = 100, titleLimit = 200, contentLimit = 100_000
+    /// As long as the posts service's import takes a slug (an id's bytes).
+    static let maximumSlugBytes = 255
 
     private var plan: ImportPlan
     /// A merged user's id → the id of the user it merged into.
@@ -182,8 +184,15 @@ public struct ImportPlanner {
     }
 
     /// The Flask slug stays (links in the wild); of posts sharing one the oldest keeps it and
-    /// the others get `-2`, `-3`, ...; an empty one becomes the post's id.
+    /// the others get `-2`, `-3`, ...; an empty one becomes the post's id, and one over
+    /// `maximumSlugBytes` is cut as a title's slug is (Flask's had no limit; kept, it failed its
+    /// batch on every resume, past the unique index's row).
     private mutating func assignSlugs(_ candidates: inout [PostCandidate]) {
+        for index in candidates.indices where candidates[index].post.slug.utf8.count > Self.maximumSlugBytes {
+            let long = candidates[index].post.slug
+            candidates[index].post.slug = Slug.make(from: long)
+            fix(.posts, candidates[index].post._id, "slug", "long_slug_cut", .string(long), .string(candidates[index].post.slug))
+        }
         let reserved = Set(candidates.map(\.post.slug).filter { !$0.isEmpty })
         var taken: Set<String> = []
         let oldestFirst = candidates.indices.sorted { (candidates[$0].createdAt, candidates[$0].post._id) < (candidates[$1].createdAt, candidates[$1].post._id) }

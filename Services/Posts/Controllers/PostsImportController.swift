@@ -41,6 +41,10 @@ struct PostsImportController: Sendable {
                 ids: ["_id": id, "author.userId": author.userId],
                 texts: ["title": title, "content": content, "slug": slug, "author.name": author.name, "author.profilePicture": author.profilePicture])
             if let stored { return .failure(ImportRefusal(stored)) }
+            // Past a unique index's row (postly-import cuts longer ones).
+            guard slug.utf8.count <= ImportCheck.maximumIdBytes else {
+                return .failure(ImportRefusal("slug is longer than \(ImportCheck.maximumIdBytes) bytes"))
+            }
             guard let status = PostStatus(rawValue: status), status != .scheduled else {
                 return .failure(ImportRefusal("status must be 'published' or 'draft'"))
             }
