@@ -85,6 +85,29 @@ import Testing
         #expect(plan.report.rejected.isEmpty)
     }
 
+    /// A post the planner rejects (no content here, a second copy there) takes its comments
+    /// with it, counted: they went missing from the report, which did not add up.
+    @Test func theCommentsOfARejectedPostAreCounted() throws {
+        let users = try DumpFile(path: "users.json", bytes: Array(#"""
+            {"userId": "u1", "name": "Ada", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
+            """#.utf8))
+        let comment = #"{"_id": "CID", "content": "Hi", "author": {"userId": "u1", "name": "Ada"}, "createdAt": "2024-01-03T00:00:00Z"}"#
+        func post(_ id: String, content: String, comments: [String]) -> String {
+            #"{"_id": "\#(id)", "title": "T", "content": \#(content), "author": {"userId": "u1", "name": "Ada"}, "slug": "t-\#(id)", "createdAt": "2024-01-02T00:00:00Z", "status": "published", "comments": [\#(comments.map { comment.replacingOccurrences(of: "CID", with: $0) }.joined(separator: ","))]}"#
+        }
+        let posts = try DumpFile(path: "posts.json", bytes: Array([
+            post("p1", content: "null", comments: ["c1", "c2"]), post("p2", content: #""Body""#, comments: ["c3"]),
+            post("p2", content: #""Body""#, comments: ["c3", "c4"]),
+        ].joined(separator: "\n").utf8))
+        let plan = ImportPlanner.plan(users: users, posts: posts, likes: try DumpFile(path: "likes.json", bytes: []), runId: "test")
+        #expect(plan.comments.map(\.record._id) == ["c3"])
+        #expect(plan.report.counts.comments.read == 5 && plan.report.counts.comments.rejected == 4)
+        #expect(plan.report.rejected.map { "\($0.collection.rawValue) \($0.id ?? "-") \($0.reason)" } == [
+            "posts p1 missing title or content", "comments c1 its post was rejected", "comments c2 its post was rejected",
+            "posts p2 duplicate _id", "comments c3 its post was rejected", "comments c4 its post was rejected",
+        ])
+    }
+
     /// A post too large for a batch is rejected, and what it carried is counted: its comments
     /// rejected with it, its likes as orphans (both went uncounted, and the report did not add up).
     @Test func whatARejectedPostCarriedIsCounted() throws {

@@ -129,24 +129,24 @@ public struct ImportPlanner {
         var seenIds: Set<String> = []
         for (entry, document) in documents(of: file, .posts) {
             guard let id = nonEmpty(document["_id"]?.string) else {
-                reject(.posts, entry.line, nil, "missing _id")
+                rejectPost(entry, nil, carrying: document, "missing _id")
                 continue
             }
             guard seenIds.insert(id).inserted else {
                 plan.report.counts.posts.duplicate += 1
-                reject(.posts, entry.line, id, "duplicate _id")
+                rejectPost(entry, id, carrying: document, "duplicate _id")
                 continue
             }
             guard let title = document["title"]?.string, let content = document["content"]?.string else {
-                reject(.posts, entry.line, id, "missing title or content")
+                rejectPost(entry, id, carrying: document, "missing title or content")
                 continue
             }
             guard let author = author(document["author"], .posts, id) else {
-                reject(.posts, entry.line, id, "missing author.userId")
+                rejectPost(entry, id, carrying: document, "missing author.userId")
                 continue
             }
             guard let createdAt = timestamp(document["createdAt"], .posts, id, "createdAt") ?? createdFromObjectId(document, .posts, id) else {
-                reject(.posts, entry.line, id, "no createdAt and no ObjectId _id to take it from")
+                rejectPost(entry, id, carrying: document, "no createdAt and no ObjectId _id to take it from")
                 continue
             }
             if title.count > Self.titleLimit { fix(.posts, id, "title", "title_over_limit_kept", .int(Int64(title.count)), .int(Int64(title.count))) }
@@ -181,6 +181,16 @@ public struct ImportPlanner {
             }
         }
         return flaskLikes
+    }
+
+    /// Rejects a post and the comments it carried, so the report adds up.
+    private mutating func rejectPost(_ entry: DumpFile.Entry, _ id: String?, carrying document: [String: ExtendedJSON], _ reason: String) {
+        reject(.posts, entry.line, id, reason)
+        guard case .array(let comments)? = document["comments"] else { return }
+        for comment in comments {
+            plan.report.counts.comments.read += 1
+            reject(.comments, entry.line, comment["_id"]?.string, "its post was rejected")
+        }
     }
 
     /// The Flask slug stays (links in the wild); of posts sharing one the oldest keeps it and
