@@ -130,6 +130,25 @@ import Testing
         #expect(report.counts.likes.created == 1_200 && report.counts.users.created == 6 && report.counts.posts.created == 7)
     }
 
+    /// Every post with comments refused, so no comment is sent; stopped among the likes and
+    /// resumed, the left-out comments were counted and listed twice.
+    @Test func aResumePastTheCommentsCountsTheLeftOutOnce() async throws {
+        let likes = (0..<1_200).map { n in
+            #"{"_id": {"$oid": "\#(String(format: "%024x", n))"}, "postId": "6955b9650000000000000065", "userId": "u\#(n)", "createdAt": "2026-02-14T12:00:00+00:00"}"#
+        }
+        let path = try scratch.write("post_likes.json", likes.joined(separator: "\n") + "\n")
+        let plan = try run(likes: path).plan()
+        let withComments = Set(plan.comments.map(\.record.postId))
+        var stopped = run(likes: path)
+        // Users, posts, likes 1 and 2 acknowledged.
+        #expect(await stopped.run(transport: FakeServices(failFrom: 4, refusing: withComments)) == 3)
+        stopped = run(likes: path)
+        #expect(await stopped.run(transport: FakeServices(refusing: withComments)) == 1)
+        let report = try report()
+        #expect(report.counts.comments.rejected == plan.comments.count)
+        #expect(report.rejected.filter { $0.collection == .comments }.count == plan.comments.count)
+    }
+
     @Test func aRefusedTokenStopsWithExit3AfterFiveRetries() async throws {
         let services = FakeServices(failFrom: 0, failure: .status(401))
         var importer = Importer(plan: try run().plan(), targets: run().targets, transport: services, statePath: scratch.path("state.json"))

@@ -65,13 +65,16 @@ public struct Importer: Sendable {
             // arrived: a post its service refused never will.
             let refusedPosts = Set(rejected.filter { $0.collection == .posts }.compactMap(\.id))
             let all = ImportBatch.batches(of: plan, collection, leavingOutCommentsOf: refusedPosts)
+            let resumed = state.map { order.firstIndex(of: $0.collection)! }, here = order.firstIndex(of: collection)!
             let acknowledged =
-                switch state.map({ order.firstIndex(of: $0.collection)! }) {
-                case let resumed? where resumed > order.firstIndex(of: collection)!: all.count
-                case let resumed? where resumed == order.firstIndex(of: collection)!: state!.batchNo
+                switch resumed {
+                case let resumed? where resumed > here: all.count
+                case let resumed? where resumed == here: state!.batchNo
                 default: 0
                 }
-            if collection == .comments, acknowledged == 0 {
+            // Once, as the comments begin: a state saved since has them (with no comment sent,
+            // a resume among the likes counted them again).
+            if collection == .comments, (resumed ?? 0) < here {
                 let leftOut = plan.comments.filter { refusedPosts.contains($0.record.postId) }
                 counts[.comments].rejected += leftOut.count
                 rejected += leftOut.map { .init(collection: .comments, line: $0.line, id: $0.record._id, reason: "its post was rejected") }

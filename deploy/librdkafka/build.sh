@@ -33,8 +33,18 @@ source "$here/../retry.sh"
 with_retries 4 15 download
 mkdir "$work/src"
 tar -xzf "$work"/librdkafka_*.orig.tar.gz -C "$work/src" --strip-components=1
+# sid moves on: a release that has a patch's fix already is built without it; one the patch
+# no longer fits stops the build, naming both.
+tarball=$(basename "$work"/librdkafka_*.orig.tar.gz)
 for patch in "$here"/*.patch; do
-  patch -d "$work/src" -p1 --quiet <"$patch"
+  if patch -d "$work/src" -p1 -N --dry-run --quiet <"$patch" >/dev/null 2>&1; then
+    patch -d "$work/src" -p1 -N --quiet <"$patch"
+  elif patch -d "$work/src" -p1 -R --dry-run --quiet <"$patch" >/dev/null 2>&1; then
+    echo "librdkafka: $tarball has $(basename "$patch") already" >&2
+  else
+    echo "librdkafka: $(basename "$patch") does not fit $tarball; update it" >&2
+    exit 1
+  fi
 done
 (cd "$work/src" && ./configure --prefix="$prefix" --disable-gssapi && make -j"$(nproc)" libs && make -C src install)
 # Static linking only: the binaries then run anywhere without LD_LIBRARY_PATH.
