@@ -277,6 +277,24 @@ import TestSupport
         }
     }
 
+    /// An activity id of kilobytes is refused as a bad activity, changing nothing: its insert
+    /// among the ids seen failed on the index, and the sender saw a 500 (and tried again for days).
+    @Test func anActivityIdOverTwoKilobytesIsA400AndChangesNothing() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                // Random: a repetition would compress under the index's limit.
+                let noise = (0..<1_500).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+                let answer = try await service.post(peer.follow(service.urls.actor(ada.userId), id: noise), to: "/ap/inbox", signedBy: peer)
+                #expect(answer.status == .badRequest, "\(answer.text)")
+                #expect(answer.json["code"] as? String == "invalid_activity", "\(answer.text)")
+                #expect(try await followers(service) == 0)
+                #expect(try await service.count("SELECT count(*) FROM inbound_activities") == 0)
+                #expect(peer.activities("Accept").isEmpty)
+            }
+        }
+    }
+
     @Test func badBodiesAreRefusedAndChangeNothing() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

@@ -2,7 +2,7 @@ import PostlyService
 
 /// The inbox's refusals, beside `SignatureError` (401).
 enum FederationError: Error, APIErrorConvertible {
-    /// Not JSON, or without `id`, `type` and `actor`.
+    /// Not JSON, without `id`, `type` and `actor`, or with an `id` over 2,048 bytes.
     case invalidActivity
     /// A Follow (or an inbox) of an actor that is not ours.
     case unknownLocalActor
@@ -10,7 +10,7 @@ enum FederationError: Error, APIErrorConvertible {
     var apiError: APIError {
         switch self {
         case .invalidActivity:
-            APIError(.badRequest, code: "invalid_activity", detail: "The body is not an activity: a JSON object with id, type and actor")
+            APIError(.badRequest, code: "invalid_activity", detail: "The body is not an activity: a JSON object with id (at most 2,048 bytes), type and actor")
         case .unknownLocalActor:
             .notFound("No such actor here")
         }

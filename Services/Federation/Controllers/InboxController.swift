@@ -4,8 +4,8 @@ import PostlyService
 
 /// `POST /ap/users/{userId}/inbox` and `POST /ap/inbox` (the shared inbox): 202 for a signed
 /// activity, whatever it asks (see `InboxProcessor`). 401 `signature_invalid` naming the
-/// reason, 415 for a body that is not JSON, 413 over 1 MiB, 400 `invalid_activity`, 404 for an
-/// actor that is not ours.
+/// reason, 415 for a body that is not JSON, 413 over 1 MiB, 400 `invalid_activity` (an id over
+/// 2,048 bytes included), 404 for an actor that is not ours.
 struct InboxController: Sendable {
     let verifier: SignatureVerifier
     let processor: InboxProcessor
@@ -40,8 +40,9 @@ struct InboxController: Sendable {
         var request = request
         let body = Array(try await request.collectBody(upTo: RequestLimits.maxBodyBytes).readableBytesView)
         let signer = try await verifier.signer(of: Self.signedRequest(request), body: body)
-        guard let activity = JSONValue.parse(body), let id = activity["id"]?.string, activity["type"]?.string != nil,
-            let actor = activity["actor"]?.id
+        // An id is kept in an index (repeats change nothing): a longer one failed its insert, a 500.
+        guard let activity = JSONValue.parse(body), let id = activity["id"]?.string, id.utf8.count <= RemoteActors.longestURL,
+            activity["type"]?.string != nil, let actor = activity["actor"]?.id
         else { throw FederationError.invalidActivity }
         guard actor == signer.id else { throw SignatureError.actorIsNotKeyOwner }
         // A server names its own activities: another's id, taken first, would make the real
