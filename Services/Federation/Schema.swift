@@ -92,4 +92,16 @@ let schema = Migrations([
                 paused_until timestamptz
             );
             """),
+    Migration(
+        version: 4, name: "inbound activities per actor",
+        sql: """
+            -- Repeats are told apart per signing actor: by id alone, another actor of the same
+            -- server, first with an id its neighbour was to use, made the real activity a repeat.
+            -- Ids seen before have no actor (''); a repeat of one is applied again, which changes
+            -- nothing. The actor by its digest: two ids of 2,048 bytes would not fit an index row.
+            ALTER TABLE inbound_activities ADD COLUMN actor_id text NOT NULL DEFAULT '';
+            ALTER TABLE inbound_activities ALTER COLUMN actor_id DROP DEFAULT;
+            ALTER TABLE inbound_activities DROP CONSTRAINT inbound_activities_pkey;
+            CREATE UNIQUE INDEX inbound_activities_seen ON inbound_activities (md5(actor_id), activity_id);
+            """),
 ])

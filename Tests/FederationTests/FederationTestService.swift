@@ -144,6 +144,13 @@ final class RemotePeer: Sendable {
             peer.value?.missingKeyFetches.withLock { $0 += 1 }
             return Response(status: .notFound)
         }
+        // Other actors of the same server, with the same key under their own key ids.
+        router.get("users/:name") { _, context -> Response in
+            guard let peer = peer.value, let name = context.parameters.get("name") else { return Response(status: .serviceUnavailable) }
+            return Response(
+                status: .ok, headers: [.contentType: "application/activity+json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: peer.actorDocument(id: peer.base + "/users/" + name).bytes)))
+        }
         // A key of its own that claims another actor as its owner (for a test of impostors).
         router.get("key") { _, _ -> Response in
             guard let peer = peer.value else { return Response(status: .serviceUnavailable) }
@@ -172,12 +179,18 @@ final class RemotePeer: Sendable {
     }
 
     var actorDocument: JSONValue {
-        let id = renamedActorId.value ?? actorId
+        actorDocument(id: renamedActorId.value ?? actorId, keyId: keyId)
+    }
+
+    /// An actor of this server with the peer's key (or `publicKeyPEM`), under `keyId` (its own
+    /// `#main-key` unless given).
+    func actorDocument(id: String, keyId: String? = nil, publicKeyPEM: String? = nil) -> JSONValue {
+        let keyId = keyId ?? id + "#main-key"
         return [
             "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"], "id": .string(id), "type": "Person",
             "preferredUsername": "bob", "inbox": .string(publishedInboxes.value?.inbox ?? inbox),
             "endpoints": ["sharedInbox": .string(publishedInboxes.value?.shared ?? sharedInbox)],
-            "publicKey": ["id": .string(keyId), "owner": .string(id), "publicKeyPem": .string(key.publicKeyPEM)],
+            "publicKey": ["id": .string(keyId), "owner": .string(id), "publicKeyPem": .string(publicKeyPEM ?? key.publicKeyPEM)],
         ]
     }
 

@@ -215,6 +215,30 @@ import TestSupport
         }
     }
 
+    /// An activity id is another actor's own to use, even on the same server: mallory, first
+    /// with the id of alice's Delete, no longer makes alice's real Delete a repeat, ignored.
+    @Test func anIdTakenByAnotherActorOfTheServerDoesNotMakeTheRealActivityARepeat() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                #expect(try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 1)
+                let mallory = peer.base + "/users/mallory"
+                let deleteId = peer.actorId + "#delete"
+                let like: JSONValue = ["id": .string(deleteId), "type": "Like", "actor": .string(mallory), "object": .string(service.urls.actor(ada.userId))]
+                let liked = try await service.post(like, to: "/ap/inbox", signedBy: peer, keyId: mallory + "#main-key")
+                #expect(liked.status == .accepted, "\(liked.text)")
+
+                let delete: JSONValue = ["id": .string(deleteId), "type": "Delete", "actor": .string(peer.actorId), "object": .string(peer.actorId)]
+                #expect(try await service.post(delete, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 0)
+                // The same Delete again is a repeat.
+                #expect(try await service.post(delete, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await service.count("SELECT count(*) FROM inbound_activities WHERE activity_id = \(deleteId)") == 2)
+            }
+        }
+    }
+
     /// An actor's inbox must be on its own server: one elsewhere would have our Accepts, and
     /// their failures (which pause a host), go where the actor chose. A shared inbox elsewhere
     /// is not used.

@@ -2,9 +2,9 @@ import PostlyEvents
 import PostlyPostgres
 
 /// What an inbox does with a verified activity, in one transaction with the record of its id
-/// (a repeated id changes nothing): a `Follow` of a local actor adds the follower and sends a
-/// signed `Accept`; an `Undo` of a follow ends it; a `Delete` of the remote actor itself
-/// forgets it everywhere; anything else is acknowledged and ignored.
+/// (an id its actor sent before changes nothing): a `Follow` of a local actor adds the follower
+/// and sends a signed `Accept`; an `Undo` of a follow ends it; a `Delete` of the remote actor
+/// itself forgets it everywhere; anything else is acknowledged and ignored.
 struct InboxProcessor: Sendable {
     let writes: WriteUnit
     let documents: ActivityDocuments
@@ -24,9 +24,7 @@ struct InboxProcessor: Sendable {
         }
         try await writes.write { transaction in
             let connection = transaction.connection
-            let first = try await connection.execute(
-                "INSERT INTO inbound_activities (activity_id) VALUES (\(id)) ON CONFLICT (activity_id) DO NOTHING")
-            guard first > 0 else { return }
+            guard try await Self.firstSight(of: id, from: signer.id, in: connection) else { return }
             switch type {
             case "Follow":
                 guard let userId = followed else { return }
@@ -42,5 +40,15 @@ struct InboxProcessor: Sendable {
                 return
             }
         }
+    }
+
+    /// Records `activityId` as seen from `actorId`; false when it was already. Per actor: by id
+    /// alone, an actor could take the id of a neighbour's activity first, and have it ignored.
+    static func firstSight(of activityId: String, from actorId: String, in connection: DatabaseConnection) async throws -> Bool {
+        try await connection.execute(
+            """
+            INSERT INTO inbound_activities (actor_id, activity_id) VALUES (\(actorId), \(activityId))
+            ON CONFLICT ((md5(actor_id)), activity_id) DO NOTHING
+            """) > 0
     }
 }
