@@ -52,6 +52,31 @@ import TestSupport
         }
     }
 
+    /// A Follow that arrives after its Undo (deliveries race, and retries reorder them) is a
+    /// repeat: it made a follower that nothing would ever remove.
+    @Test func aFollowArrivingAfterItsUndoLeavesNoFollower() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let follow = peer.follow(service.urls.actor(ada.userId))
+                let undo: JSONValue = ["id": .string("\(peer.base)/undo/1"), "type": "Undo", "actor": .string(peer.actorId), "object": follow]
+                let undone = try await service.post(undo, to: "/ap/inbox", signedBy: peer)
+                let followed = try await service.post(follow, to: "/ap/inbox", signedBy: peer)
+                #expect(undone.status == .accepted && followed.status == .accepted)
+                #expect(try await followers(service) == 0)
+                // An Undo naming its Follow by id alone does the same.
+                let second = peer.follow(service.urls.actor(ada.userId), id: "second")
+                let undoById: JSONValue = [
+                    "id": .string("\(peer.base)/undo/2"), "type": "Undo", "actor": .string(peer.actorId), "object": .string("\(peer.base)/follows/second"),
+                ]
+                let undoneById = try await service.post(undoById, to: "/ap/inbox", signedBy: peer)
+                let followedAgain = try await service.post(second, to: "/ap/inbox", signedBy: peer)
+                #expect(undoneById.status == .accepted && followedAgain.status == .accepted)
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+
     @Test func aDeletedRemoteActorIsForgotten() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

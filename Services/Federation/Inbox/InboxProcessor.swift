@@ -33,6 +33,11 @@ struct InboxProcessor: Sendable {
             case "Undo" where activity["object"]?["type"]?.string == "Follow" || activity["object"]?.string != nil:
                 let follow = activity["object"]
                 let userId = follow?["object"]?.id.flatMap(urls.userId(ofActor:))
+                // The Follow counts as seen: arriving after its Undo it is a repeat, and one arriving
+                // at once waits on the index for this transaction, which then deletes what it added.
+                if let followId = follow?.id, followId.utf8.count <= RemoteActors.longestURL {
+                    _ = try await Self.firstSight(of: followId, from: signer.id, in: connection)
+                }
                 try await FollowerRepository.remove(signer.id, of: userId, followId: follow?.id, in: connection)
             case "Delete" where activity["object"]?.id == signer.id:
                 try await FollowerRepository.forget(signer.id, in: connection)
