@@ -104,4 +104,12 @@ let schema = Migrations([
             ALTER TABLE inbound_activities DROP CONSTRAINT inbound_activities_pkey;
             CREATE UNIQUE INDEX inbound_activities_seen ON inbound_activities (md5(actor_id), activity_id);
             """),
+    Migration(
+        version: 5, name: "pending deliveries by post",
+        sql: """
+            -- A post's Create and Update deliveries, by the post's id (what precedes the '#' of
+            -- theirs): its Delete drops those not yet delivered.
+            CREATE INDEX deliveries_post_changes ON deliveries (split_part(activity_id, '#', 1))
+            WHERE activity_id ~ '#(create|update)-[0-9]+$';
+            """),
 ])

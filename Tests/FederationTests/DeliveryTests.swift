@@ -96,12 +96,38 @@ import TestSupport
                 try await followed(service, by: peer)
                 let post = UUID().uuidString.lowercased()
                 try await service.apply(postEvent(.created, id: post, author: ada, sequence: 1))
+                // Delivered first: a Create still pending when its Delete is queued is dropped.
+                _ = try await eventually(seconds: 5) { peer.activities("Create").first }
                 try await service.apply(postEvent(.updated, id: post, status: .draft, author: ada, sequence: 2))
                 #expect(try await eventually(seconds: 5) { peer.activities("Delete").first } != nil)
                 #expect(try await service.get("/ap/posts/\(post)").status == .notFound)
                 try await service.apply(postEvent(.updated, id: post, author: ada, sequence: 3))
                 let creates = try await eventually(seconds: 5) { peer.activities("Create").count == 2 ? peer.activities("Create") : nil }
                 #expect(Set(creates?.compactMap { $0.activity?["id"]?.string } ?? []).count == 2)
+            }
+        }
+    }
+
+    /// A deleted post's Create still waiting for an inbox that is down is not sent once the
+    /// inbox is back: the follower would have the post after its Delete, for good.
+    @Test func aPendingCreateIsNotSentAfterItsPostWasDeleted() async throws {
+        try await FederationTestService.run { service in
+            try await RemotePeer.with { peer in
+                try await followed(service, by: peer)
+                peer.answer.withLock { $0 = (.serviceUnavailable, [.retryAfter: "1"]) }
+                let post = UUID().uuidString.lowercased()
+                try await service.apply(postEvent(.created, id: post, author: ada, sequence: 1))
+                _ = try await eventually(seconds: 5) { peer.activities("Create").first }
+                try await service.apply(postEvent(.deleted, id: post, author: ada, sequence: 2))
+                #expect(try await service.count("SELECT count(*) FROM deliveries WHERE body LIKE '%\"Create\"%'") == 0)
+
+                peer.answer.withLock { $0 = (.accepted, [:]) }
+                let deleted = try await eventually(seconds: 5) { peer.activities("Delete").first }
+                #expect(deleted?.activity?["object"]?["id"]?.string == service.urls.article(post))
+                // Past the Create's retry: it never came again.
+                try await Task.sleep(for: .milliseconds(1_500))
+                #expect(peer.activities("Create").count == 1)
+                #expect(try await service.count("SELECT count(*) FROM deliveries") == 0)
             }
         }
     }

@@ -46,6 +46,17 @@ struct DeliveryQueue: Sendable {
         if added > 0 { connection.signalAfterCommit(channel) }
     }
 
+    /// Drops the Create and Update deliveries of `objectId` (a post's id) not yet delivered:
+    /// each inbox retries on its own schedule, and one that came back after the Delete went out
+    /// got the deleted post again, for good.
+    static func dropChanges(of objectId: String, in connection: DatabaseConnection) async throws {
+        try await connection.execute(
+            """
+            DELETE FROM deliveries
+            WHERE split_part(activity_id, '#', 1) = \(objectId) AND activity_id ~ '#(create|update)-[0-9]+$' AND NOT dead
+            """)
+    }
+
     /// Enqueues `activity` to one inbox, signed by `signer`.
     static func to(_ inbox: String, _ activity: JSONValue, signer: String, in connection: DatabaseConnection) async throws {
         guard let id = activity["id"]?.string else { return }
