@@ -112,4 +112,15 @@ let schema = Migrations([
             CREATE INDEX deliveries_post_changes ON deliveries (split_part(activity_id, '#', 1))
             WHERE activity_id ~ '#(create|update)-[0-9]+$';
             """),
+    Migration(
+        version: 6, name: "handle suffixes",
+        sql: """
+            -- The last suffix handed out for each handle base (`ActorRepository.store`), begun with
+            -- the largest the actors hold: a new actor's handle costs a few statements however
+            -- many share its base (every non-Latin name is `user`).
+            CREATE TABLE handle_suffixes (base text PRIMARY KEY, last integer NOT NULL);
+            INSERT INTO handle_suffixes (base, last)
+            SELECT substring(handle FROM '^(.+)_[0-9]{1,9}$'), max(substring(handle FROM '_([0-9]{1,9})$')::integer)
+            FROM actors WHERE handle ~ '^.+_[0-9]{1,9}$' GROUP BY 1;
+            """),
 ])

@@ -1,5 +1,6 @@
 import Foundation
 import PostlyModels
+import PostlyPostgres
 import Testing
 import TestSupport
 
@@ -64,6 +65,31 @@ import TestSupport
             #expect(first?["preferredUsername"]?.string == "ada_lovelace")
             #expect(first?["name"]?.string == "Countess of Lovelace")
             #expect(second?["preferredUsername"]?.string == "ada_lovelace_2")
+        }
+    }
+
+    /// Every name without Latin letters makes the handle `user`: the next such author's handle
+    /// costs the same few statements however many came before (each taken `user_N` cost two, in
+    /// the consumer's transaction), and is free even where a suffix was taken out of turn.
+    @Test func aHandleOfACrowdedBaseCostsTheSameHoweverManyShareIt() async throws {
+        try await FederationTestService.run { service in
+            // `User 5` takes `user_5` out of turn.
+            try await service.apply(userEvent(UserSnapshot(userId: "u-user-5", name: "User 5", profilePicture: nil), sequence: 1))
+            for n in 1...40 {
+                try await service.apply(userEvent(UserSnapshot(userId: "u-\(n)", name: "Юлия", profilePicture: nil), sequence: 1))
+            }
+            let scans = try await service.harness.database.transaction { connection in
+                // A difference: the counts may hold earlier transactions' not yet reported.
+                let scansOfActors: SQL = "SELECT seq_scan + coalesce(idx_scan, 0) AS n FROM pg_stat_xact_user_tables WHERE relname = 'actors'"
+                let before = try await connection.query(scansOfActors).first?.decode("n", as: Int.self) ?? 0
+                try await ActorRepository.store(Author(userId: "u-next", name: "Юлия"), sequence: 1, in: connection)
+                return (try await connection.query(scansOfActors).first?.decode("n", as: Int.self) ?? 0) - before
+            }
+            #expect(scans <= 10, "\(scans) scans of actors")
+            let handle = try #require(try await ActorRepository(database: service.harness.database).actor(userId: "u-next")).handle
+            #expect(handle.hasPrefix("user_"))
+            #expect(try await service.count("SELECT count(*) FROM actors WHERE handle = \(handle)") == 1)
+            #expect(try await service.count("SELECT count(DISTINCT handle) FROM actors") == 42)
         }
     }
 
