@@ -117,6 +117,8 @@ final class RemotePeer: Sendable {
     let renamedActorId = Locked<String?>(nil)
     /// The inboxes the actor document gives, when a test has them point elsewhere.
     let publishedInboxes = Locked<(inbox: String, shared: String)?>(nil)
+    /// What `/media/{name}` serves (a file anyone may upload to the peer's server).
+    let upload = Locked<JSONValue?>(nil)
     /// How many times `/keys/{n}`, where no key is, was asked for.
     let missingKeyFetches = Locked(0)
 
@@ -147,9 +149,15 @@ final class RemotePeer: Sendable {
         // Other actors of the same server, with the same key under their own key ids.
         router.get("users/:name") { _, context -> Response in
             guard let peer = peer.value, let name = context.parameters.get("name") else { return Response(status: .serviceUnavailable) }
+            // A renamed actor lives at its new id.
+            let id = peer.base + "/users/" + name
+            let document = peer.renamedActorId.value == id ? peer.actorDocument : peer.actorDocument(id: id)
             return Response(
-                status: .ok, headers: [.contentType: "application/activity+json"],
-                body: .init(byteBuffer: ByteBuffer(bytes: peer.actorDocument(id: peer.base + "/users/" + name).bytes)))
+                status: .ok, headers: [.contentType: "application/activity+json"], body: .init(byteBuffer: ByteBuffer(bytes: document.bytes)))
+        }
+        router.get("media/:name") { _, _ -> Response in
+            guard let upload = peer.value?.upload.value else { return Response(status: .notFound) }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: upload.bytes)))
         }
         // A key of its own that claims another actor as its owner (for a test of impostors).
         router.get("key") { _, _ -> Response in

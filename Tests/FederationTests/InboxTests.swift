@@ -222,6 +222,25 @@ import TestSupport
         }
     }
 
+    /// A key's document must be the one its id names: a file uploaded to the actor's server,
+    /// claiming to be the actor with a key of the uploader's, made the uploader that actor.
+    /// The id it names is fetched instead, and that actor does not publish the key.
+    @Test func aDocumentThatIsNotTheOneItNamesSpeaksForNoOne() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                let mallory = try ActorKeyPair.generate()
+                let keyId = peer.base + "/media/avatar.json#main-key"
+                peer.upload.withLock { $0 = peer.actorDocument(id: peer.actorId, keyId: keyId, publicKeyPEM: mallory.publicKeyPEM) }
+                let answer = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer, key: mallory, keyId: keyId)
+                #expect(answer.status == .unauthorized, "\(answer.text)")
+                #expect(answer.json["code"] as? String == "signature_invalid", "\(answer.text)")
+                #expect(try await followers(service) == 0)
+                #expect(try await service.count("SELECT count(*) FROM remote_actors") == 0)
+            }
+        }
+    }
+
     /// An activity whose id is on another server is refused: taken first, it would make the
     /// real one (that server's Delete, say) a repeat, ignored.
     @Test func anActivityNamedOnAnotherServerIsRefused() async throws {

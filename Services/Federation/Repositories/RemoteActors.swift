@@ -104,11 +104,29 @@ struct RemoteActors: Sendable {
         return actor
     }
 
+    /// The document at `url`, which must be the one its `id` names (the URL without its
+    /// fragment): any file a server serves (an upload, say) could otherwise claim to be one of
+    /// its actors, with a key of its own. One naming another id on the same server is fetched
+    /// once from there, as Mastodon does; anything else is refused.
     private func fetchDocument(_ url: String) async throws -> JSONValue {
+        let document = try await fetchedDocument(url)
+        guard let id = document.id else { throw RemoteActorError.notItself }
+        if id == Self.withoutFragment(url) { return document }
+        guard URLParts(id)?.authority == URLParts(url)?.authority else { throw RemoteActorError.notItself }
+        let named = try await fetchedDocument(id)
+        guard named.id == id else { throw RemoteActorError.notItself }
+        return named
+    }
+
+    private func fetchedDocument(_ url: String) async throws -> JSONValue {
         let response = try await http.get(url, keyId: urls.key(of: InstanceActor.id), key: try await keys.keyPair(of: InstanceActor.id))
         guard response.status == 200 else { throw RemoteActorError.status(response.status) }
         guard let document = JSONValue.parse(response.body) else { throw RemoteActorError.notJSON }
         return document
+    }
+
+    static func withoutFragment(_ url: String) -> String {
+        url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url
     }
 
     /// The key `keyId` among an actor's `publicKey` (one key or several), by its id; a keyId
@@ -132,6 +150,7 @@ enum RemoteActorError: Error, CustomStringConvertible {
     case incomplete
     case elsewhere
     case tooLong
+    case notItself
 
     var description: String {
         switch self {
@@ -141,6 +160,7 @@ enum RemoteActorError: Error, CustomStringConvertible {
         case .incomplete: "its actor has no inbox, or the key's owner is another actor"
         case .elsewhere: "its actor, or the actor's inbox, is on another server"
         case .tooLong: "its actor's id or inbox is longer than \(RemoteActors.longestURL) bytes"
+        case .notItself: "its document is not the one its id names"
         }
     }
 }
