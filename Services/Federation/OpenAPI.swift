@@ -126,7 +126,7 @@ let openAPI = OpenAPIDocument(
         "/ap/users/{userId}/inbox": {
           "post": {
             "summary": "An author's inbox: Follow (accepted with a signed Accept), Undo of it, Delete of the sending actor; others are ignored",
-            "description": "Every request must carry an HTTP Signature (draft-cavage, rsa-sha256) covering (request-target), host, date and digest, by the activity's actor, with Date within 12 hours back and 1 hour ahead. A repeated activity id changes nothing.",
+            "description": "Every request must carry an HTTP Signature (draft-cavage, rsa-sha256) covering (request-target), host, date and digest, by the activity's actor, with Date within 12 hours back and 1 hour ahead. An activity id (at most 2,048 bytes) its actor sent before changes nothing.",
             "security": [{"httpSignature": []}],
             "parameters": [{"$ref": "#/components/parameters/userId"}],
             "requestBody": {"$ref": "#/components/requestBodies/Activity"},
