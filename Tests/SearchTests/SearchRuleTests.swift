@@ -131,6 +131,18 @@ import TestSupport
         }
     }
 
+    /// A host name, an address or a path with a hyphen is one word, as the posts were indexed
+    /// (the query dropped it with the hyphenated words, and found nothing).
+    @Test func aHostNameOrAnAddressWithAHyphenIsFound() async throws {
+        try await SearchTestService.run { service, client in
+            try await service.publish("Moving house", content: "The blog is at my-site.com now; write to jean-luc@example.org.")
+            try await service.publish("Moving on", content: "The blog is at site.com.")
+            #expect(try await eventually(within: .seconds(5)) { try await client.titles("moving").count == 2 })
+            #expect(try await client.titles("my-site.com") == ["Moving house"])
+            #expect(try await client.titles("jean-luc@example.org") == ["Moving house"])
+        }
+    }
+
     @Test func aWordInTheTitleRanksAboveOneOnlyInTheContent() async throws {
         try await SearchTestService.run { service, client in
             let now = Date()

@@ -101,13 +101,24 @@ struct MemorySearchRepository: SearchRepository {
     }
 
     func parsedByPostgreSQL(_ text: String) async throws -> [ParsedWord] {
-        try await database.query(
-            """
-            SELECT w.lexeme AS word, tsvector_to_array(to_tsvector('search_english', w.lexeme)) AS stems
-            FROM unnest(to_tsvector('search_words', \(text))) AS w
-            WHERE w.lexeme NOT LIKE '_%-%'
-            ORDER BY w.positions[1]
-            """
-        ).map { ParsedWord(word: try $0.decode("word"), stems: try $0.decode("stems")) }
+        try await database.query(Self.words(of: text)).map { ParsedWord(word: try $0.decode("word"), stems: try $0.decode("stems")) }
+    }
+
+    /// The words of `text` as the texts were split (`search_tokens`: a hyphenated word is its
+    /// parts, a host name, an address or a path with a hyphen one word), each once, in order,
+    /// folded (`word`) and stemmed (`stems`). A filter on the words' text dropped a host like
+    /// `my-site.com` with `up-to-date`, and such a query found nothing.
+    static func words(of text: String) -> SQL {
+        """
+        SELECT w.word, tsvector_to_array(to_tsvector('search_english', w.word)) AS stems
+        FROM (
+            SELECT (tsvector_to_array(to_tsvector('search_words', t.token)))[1] AS word, min(t.position) AS first
+            FROM unnest(search_tokens(\(text))) WITH ORDINALITY AS t(token, position)
+            WHERE t.position % 2 = 0
+            GROUP BY 1
+        ) AS w
+        WHERE w.word IS NOT NULL
+        ORDER BY w.first
+        """
     }
 }

@@ -26,13 +26,7 @@ struct PostgresSearchRepository: SearchRepository {
 
     func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
         try await database.withConnection { connection in
-            let words = try await connection.query(
-                """
-                SELECT lexeme FROM unnest(to_tsvector('search_words', \(text)))
-                WHERE lexeme NOT LIKE '_%-%'
-                ORDER BY positions[1]
-                """
-            ).map { try $0.decode("lexeme", as: String.self) }
+            let words = try await connection.query(MemorySearchRepository.words(of: text)).map { try $0.decode("word", as: String.self) }
             let plan = QueryPlan(words: words, lexicon: lexicon)
             guard !plan.words.isEmpty else { return .empty }
 
