@@ -13,9 +13,11 @@ import Synchronization
 /// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
 /// missing; the row guards keep the two consumers from undoing each other.
 ///
-/// A replay that lacks posts, comments or authors the live tables have (topics past their
-/// retention, a broker that lost them) switches nothing and throws `ReindexRefusal`, unless
-/// `acceptingLosses`: it replaced the index with what the topics still held, even nothing.
+/// A replay that lacks posts, comments or authors the live tables have, or has them as they
+/// were before (topics past their retention, a broker that lost them), switches nothing and
+/// throws `ReindexRefusal`, unless `acceptingLosses`: it replaced the index with what the
+/// topics still held, even nothing. A replay that is behind but still applying events (a batch
+/// that outlasted `idleAfter`) is waited for first.
 public func reindex(
     _ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2), acceptingLosses: Bool = false
 ) async throws -> ReindexReport {
@@ -46,7 +48,11 @@ public func reindex(
             try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
             let replayed = target.applied
             let built = ContinuousClock.now - started
-            let lost = try await ReindexRefusal(comparingIn: kit.database)
+            var lost = try await ReindexRefusal(comparingIn: kit.database)
+            while !lost.isEmpty, try await target.applies(within: idleAfter * 5) {
+                try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
+                lost = try await ReindexRefusal(comparingIn: kit.database)
+            }
             guard acceptingLosses || lost.isEmpty else {
                 try await cleanUp(dropping: "search_rebuild")
                 throw lost
@@ -88,8 +94,9 @@ public func reindex(
     }
 }
 
-/// What the live tables have that the replay did not bring: a reindex switching now would
-/// lose them from search.
+/// What the live tables have that the replay did not bring, or brought only as it was before
+/// (an older sequence, a comment not yet deleted): a reindex switching now would lose them, or
+/// bring back what they were.
 public struct ReindexRefusal: Error, CustomStringConvertible {
     public var posts: Int
     public var comments: Int
@@ -99,12 +106,12 @@ public struct ReindexRefusal: Error, CustomStringConvertible {
         let row = try await database.query(
             """
             SELECT
-                (SELECT count(*) FROM public.documents d WHERE NOT d.deleted
-                    AND NOT EXISTS (SELECT 1 FROM search_rebuild.documents r WHERE r.id = d.id))::bigint AS posts,
-                (SELECT count(*) FROM public.comments c WHERE NOT c.deleted
-                    AND NOT EXISTS (SELECT 1 FROM search_rebuild.comments r WHERE r.id = c.id))::bigint AS comments,
-                (SELECT count(*) FROM public.authors a
-                    WHERE NOT EXISTS (SELECT 1 FROM search_rebuild.authors r WHERE r.user_id = a.user_id))::bigint AS authors
+                (SELECT count(*) FROM public.documents d LEFT JOIN search_rebuild.documents r ON r.id = d.id
+                    WHERE (r.id IS NULL AND NOT d.deleted) OR r.sequence < d.sequence)::bigint AS posts,
+                (SELECT count(*) FROM public.comments c LEFT JOIN search_rebuild.comments r ON r.id = c.id
+                    WHERE (r.id IS NULL AND NOT c.deleted) OR (c.deleted AND NOT r.deleted))::bigint AS comments,
+                (SELECT count(*) FROM public.authors a LEFT JOIN search_rebuild.authors r ON r.user_id = a.user_id
+                    WHERE r.user_id IS NULL OR r.sequence < a.sequence)::bigint AS authors
             """)[0]
         posts = try row.decode("posts")
         comments = try row.decode("comments")
@@ -115,8 +122,8 @@ public struct ReindexRefusal: Error, CustomStringConvertible {
 
     public var description: String {
         """
-        the topics no longer hold \(posts) posts, \(comments) comments and \(authors) authors the index has: nothing \
-        was switched. `postly-posts republish` sends every post again; `reindex --accept-losses` switches anyway.
+        the topics no longer hold \(posts) posts, \(comments) comments and \(authors) authors as the index has them: \
+        nothing was switched. `postly-posts republish` sends every post again; `reindex --accept-losses` switches anyway.
         """
     }
 }
@@ -155,6 +162,17 @@ final class ReindexTarget: Sendable {
             state.schema = "public"
             state.lastApplied = .now
         }
+    }
+
+    /// Whether the replay applies another batch within `limit`.
+    func applies(within limit: Duration) async throws -> Bool {
+        let before = applied
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if applied > before { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
     }
 
     /// Returns once nothing was applied for `idle`, after a first event, or after

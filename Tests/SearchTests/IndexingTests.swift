@@ -375,4 +375,24 @@ import TestSupport
             }
         }
     }
+
+    /// The topics hold a post's first state and not its later one: the replay has the post, as
+    /// it was. Switched (the check asked only whether it was there), search lost the edit.
+    @Test func aReindexWhoseReplayHasAnOlderPostSwitchesNothing() async throws {
+        try await SearchTestService.run { service, client in
+            let id = UUID().uuidString.lowercased()
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                try await service.send(postEvent(.created, id: id, title: "Canoe notes", sequence: 1), with: producer)
+                #expect(try await eventually { try await client.titles("canoe") == ["Canoe notes"] })
+                // Applied here, never sent: the topics do not have it.
+                try await service.apply(postEvent(.updated, id: id, title: "Kayak notes", sequence: 2))
+                #expect(try await eventually { try await client.titles("kayak") == ["Kayak notes"] })
+                await #expect(throws: ReindexRefusal.self) {
+                    try await reindex(service.configuration, logger: testLogger, idleAfter: .milliseconds(500))
+                }
+                #expect(try await client.titles("kayak") == ["Kayak notes"])
+            }
+        }
+    }
 }
