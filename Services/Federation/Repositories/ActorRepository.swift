@@ -22,6 +22,8 @@ struct ActorRepository: Sendable {
     /// yet). A new actor gets a free handle made from the name: the name's base, else the base
     /// with the next suffix of its counter (`handle_suffixes`). Returns the actor when
     /// a user event changed an existing actor's name or picture (its followers are told).
+    private static let handleSuffixes = SuffixCounter(table: "handle_suffixes")
+
     @discardableResult
     static func store(_ user: Author, sequence: Int64?, in connection: DatabaseConnection) async throws -> LocalActor? {
         let rows = try await connection.query(
@@ -35,9 +37,8 @@ struct ActorRepository: Sendable {
         if let changed = rows.first { return sequence == nil ? nil : try actor(changed) }
         let base = Handle.base(from: user.name)
         var attempt = 1
-        // Taken handles and a concurrent insert of the same user both end in DO NOTHING. After
-        // the base, the suffix comes from the base's counter (the row lock orders concurrent
-        // takers): trying `_2`, `_3`, ... in turn cost two statements per taken handle.
+        // Taken handles and a concurrent insert of the same user both end in DO NOTHING; after
+        // the base, the suffix comes from the base's counter.
         while try await connection.execute(
             """
             INSERT INTO actors (user_id, handle, name, profile_picture, sequence)
@@ -46,12 +47,7 @@ struct ActorRepository: Sendable {
             """) == 0 {
             let exists = try await connection.query("SELECT 1 FROM actors WHERE user_id = \(user.userId)")
             if !exists.isEmpty { return nil }
-            attempt = try await connection.query(
-                """
-                INSERT INTO handle_suffixes (base, last) VALUES (\(base), 2)
-                ON CONFLICT (base) DO UPDATE SET last = handle_suffixes.last + 1 RETURNING last
-                """
-            ).first?.decode("last", as: Int.self) ?? attempt + 1
+            attempt = try await Self.handleSuffixes.next(of: base, in: connection)
         }
         return nil
     }

@@ -263,9 +263,10 @@ public struct PostgresPostRepository: PostRepository {
     }
 
     /// Claims `base` in the slugs table, else keeps a slug of that base the post has already,
-    /// else claims `base-N` with N from the base's counter (`slug_suffixes`): a few statements
-    /// however many posts share the base (it tried `-2`, `-3`, ... one by one, two statements
-    /// each: 10,000 for the 5,001st "Test"). The primary key decides: two posts never get one slug.
+    /// else claims `base-N` with N from the base's counter (`slug_suffixes`; the 5,001st "Test"
+    /// tried 10,000 statements before it). The primary key decides: two posts never get one slug.
+    private static let slugSuffixes = SuffixCounter(table: "slug_suffixes")
+
     func claimSlug(_ base: String, fallback: String, for postId: String, in connection: DatabaseConnection) async throws -> String {
         let base = base.isEmpty ? Slug.make(from: fallback).isEmpty ? "post" : Slug.make(from: fallback) : base
         var candidate = base
@@ -277,13 +278,7 @@ public struct PostgresPostRepository: PostRepository {
                 let own = try await connection.query("SELECT slug FROM slugs WHERE post_id = \(postId)").map { try $0.decode("slug", as: String.self) }
                 if let kept = own.first(where: { Slug.isCandidate($0, of: base) }) { return kept }
             }
-            let suffix = try await connection.query(
-                """
-                INSERT INTO slug_suffixes (base, last) VALUES (\(base), 2)
-                ON CONFLICT (base) DO UPDATE SET last = slug_suffixes.last + 1 RETURNING last
-                """
-            ).first?.decode("last", as: Int.self) ?? 2
-            candidate = Slug.candidate(base, attempt: suffix)
+            candidate = Slug.candidate(base, attempt: try await Self.slugSuffixes.next(of: base, in: connection))
         }
         return candidate
     }
