@@ -147,6 +147,16 @@ public final class Database: Service, Sendable {
         case .closed: throw DatabaseError.closed
         case .cancelled: throw CancellationError()
         case .wait(let id):
+            // Connections held by statements the server never answers come back only after the
+            // answer timeout; a wait as long is given up, so a request gets 503 before the
+            // gateway's own timeout.
+            let deadline = configuration.answerTimeout.map { timeout in
+                Task {
+                    try await Task.sleep(for: timeout)
+                    removeWaiter(id)?.continuation.resume(throwing: DatabaseError.timedOut("no pooled connection came free within \(timeout)"))
+                }
+            }
+            defer { deadline?.cancel() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let outcome: Lease? = state.withLock { state in
@@ -165,11 +175,15 @@ public final class Database: Service, Sendable {
                     }
                 }
             } onCancel: {
-                let waiter = state.withLock { state in
-                    state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
-                }
-                waiter?.continuation.resume(throwing: CancellationError())
+                removeWaiter(id)?.continuation.resume(throwing: CancellationError())
             }
+        }
+    }
+
+    /// The waiter `id`, no longer waiting; nil when it was served already.
+    private func removeWaiter(_ id: UInt64) -> Waiter? {
+        state.withLock { state in
+            state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
         }
     }
 

@@ -62,6 +62,14 @@ public struct DatabaseConnection: Sendable {
         }
     }
 
+    /// No `statement_timeout` for the rest of the transaction and no answer timeout until the
+    /// connection is returned: for statements that may rightly run for long (a migration
+    /// rewriting a table, or waiting for another instance's). Inside a transaction only.
+    public func removeTimeouts() async throws {
+        try await execute("SET LOCAL statement_timeout = 0")
+        connection.removeAnswerTimeout()
+    }
+
     /// Runs SQL text without parameters as it is; several statements separated by `;` allowed
     /// (migrations). Never for text built from outside values.
     public func executeScript(unescaped text: String) async throws {

@@ -18,6 +18,10 @@ public enum DatabaseError: Error, Equatable, Sendable {
     case deadlockDetected
     /// SQLSTATE 55P03: a lock was not granted within `lock_timeout`.
     case lockNotAvailable
+    /// The server sent nothing for `PostgresConfiguration.answerTimeout`, or no pooled
+    /// connection came free within it. A connection waited on was closed: a transaction on it
+    /// never commits, a statement outside one may still apply.
+    case timedOut(String)
     /// A parameter that cannot be sent (a NUL byte in a string); nothing was sent.
     case invalidParameter(String)
     /// Any other error the server reported.
@@ -38,6 +42,7 @@ extension DatabaseError: CustomStringConvertible {
         case .serializationFailure: "serialization failure"
         case .deadlockDetected: "deadlock detected"
         case .lockNotAvailable: "lock not available"
+        case .timedOut(let detail): "timed out: \(detail)"
         case .invalidParameter(let detail): "invalid parameter: \(detail)"
         case .server(let sqlState, let message): "server error \(sqlState): \(message)"
         case .decoding(let column, let reason): "cannot decode column \(column): \(reason)"
@@ -49,23 +54,25 @@ extension DatabaseError: CustomStringConvertible {
 extension DatabaseError {
     /// Whether the same transaction may succeed if run again: the server was unreachable,
     /// or the transaction lost a race (deadlock, serialization failure) and was rolled back.
-    /// Everything else fails again, or (`commitOutcomeUnknown`) must not be repeated blindly.
+    /// Everything else fails again, or (`commitOutcomeUnknown`, `timedOut`) must not be repeated
+    /// blindly; a `timedOut` again would also double a wait already long.
     public var isTransient: Bool {
         switch self {
         case .connectionFailed, .serializationFailure, .deadlockDetected: true
-        case .commitOutcomeUnknown, .lockNotAvailable, .uniqueViolation, .foreignKeyViolation, .invalidParameter, .server, .decoding, .closed: false
+        case .commitOutcomeUnknown, .timedOut, .lockNotAvailable, .uniqueViolation, .foreignKeyViolation, .invalidParameter, .server, .decoding, .closed: false
         }
     }
 
     /// Whether the database could not do it now, through no fault of what was asked: the
-    /// transient errors, a commit whose outcome is unknown, a lock not granted in time, a
-    /// closed pool, and the server's classes 53 (out of disk, memory, connections), 57 (a
+    /// transient errors, a commit whose outcome is unknown, a lock not granted in time, no answer
+    /// in time, a closed pool, and the server's classes 53 (out of disk, memory, connections), 57 (a
     /// statement cancelled, by `statement_timeout` among others) and 58 (its own I/O). A
     /// request gets 503; a consumer tries the same event again later (its sequence check
     /// makes a second application of a committed one change nothing).
     public var isUnavailable: Bool {
         switch self {
-        case .connectionFailed, .serializationFailure, .deadlockDetected, .commitOutcomeUnknown, .lockNotAvailable, .closed: true
+        case .connectionFailed, .serializationFailure, .deadlockDetected, .commitOutcomeUnknown, .lockNotAvailable, .timedOut, .closed:
+            true
         case .server(let sqlState, _): ["53", "57", "58"].contains(sqlState.prefix(2))
         case .uniqueViolation, .foreignKeyViolation, .invalidParameter, .decoding: false
         }

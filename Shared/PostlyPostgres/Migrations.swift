@@ -79,7 +79,7 @@ public struct Migrations: Sendable {
         }
         let (applied, checksummed) = try await database.transaction { connection in
             // A migration may rewrite a large table, and waits for another instance's.
-            try await connection.execute("SET LOCAL statement_timeout = 0")
+            try await connection.removeTimeouts()
             try await connection.execute("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))")
             try await connection.execute("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (

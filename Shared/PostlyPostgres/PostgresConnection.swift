@@ -24,6 +24,11 @@ final class PostgresConnection: Sendable {
         /// Whether the last command left a transaction open: a connection lost then must
         /// not be silently replaced, or the rest of the transaction would autocommit.
         var inTransaction = false
+        /// Whether a transaction's `BEGIN` went out and its end has not: as `inTransaction`, but
+        /// also true once the connection was closed under the transaction.
+        var transactionSent = false
+        /// How long to wait for the server's next byte; nil waits as long as it takes.
+        var answerTimeout: Duration?
         /// What waits to go with the next statement, in the same round trip: a transaction's
         /// `BEGIN` (`begin`) and statements whose answers nobody waits for (`runLater`). Kept
         /// when a connection lost before its `BEGIN` was sent is replaced.
@@ -53,6 +58,7 @@ final class PostgresConnection: Sendable {
 
     init(configuration: PostgresConfiguration) {
         self.configuration = configuration
+        state.withLock { $0.answerTimeout = configuration.answerTimeout }
     }
 
     deinit {
@@ -68,11 +74,11 @@ final class PostgresConnection: Sendable {
             let handle = try ensureConnected(&state)
             defer { Self.recordTransactionStatus(&state) }
             if !state.pending.isEmpty {
-                return try runPipeline(Self.takePending(&state) + [.statement(sql)], on: handle, state: &state).last!
+                return try runPipeline(afterPending: [.statement(sql)], on: handle, state: &state).last!
             }
             let parameters = try Parameters(sql)
             defer { parameters.deallocate() }
-            let result = try execute(sql, parameters, on: handle, statements: &state)
+            let result = try execute(sql, parameters, on: handle, state: &state)
             defer { PQclear(result) }
             return Self.statementResult(result)
         }
@@ -85,11 +91,11 @@ final class PostgresConnection: Sendable {
         try state.withLock { state throws(DatabaseError) in
             let handle = try ensureConnected(&state)
             defer { Self.recordTransactionStatus(&state) }
-            if !state.pending.isEmpty { _ = try runPipeline(Self.takePending(&state), on: handle, state: &state) }
-            let result = PQexec(handle.pointer, text)
+            if !state.pending.isEmpty { _ = try runPipeline(afterPending: [], on: handle, state: &state) }
+            let result = try exchange(on: handle, state: &state) { PQsendQuery($0, text) }
             defer { PQclear(result) }
             try Self.check(result, handle)
-            return String(cString: PQcmdStatus(result))
+            return String(cString: PQcmdStatus(result!))
         }
     }
 
@@ -97,7 +103,10 @@ final class PostgresConnection: Sendable {
 
     /// Opens a transaction with `command` (`BEGIN ...`), sent with its first statement.
     func begin(_ command: String) {
-        state.withLock { $0.pending = [.control(command)] }
+        state.withLock { state in
+            state.pending = [.control(command)]
+            state.transactionSent = false
+        }
     }
 
     /// Sends `sql` with the next statement or the commit, in the same round trip; an error of
@@ -118,12 +127,17 @@ final class PostgresConnection: Sendable {
             // Lost before COMMIT went out: the transaction died with its connection, and may be
             // run again (connectionFailed).
             let handle = try ensureConnected(&state)
-            defer { Self.recordTransactionStatus(&state) }
+            defer {
+                state.transactionSent = false
+                Self.recordTransactionStatus(&state)
+            }
             do throws(DatabaseError) {
-                return try runPipeline(Self.takePending(&state) + [.control("COMMIT")], on: handle, state: &state).last!.status
+                return try runPipeline(afterPending: [.control("COMMIT")], on: handle, state: &state).last!.status
             } catch {
-                guard case .connectionFailed = error else { throw error }
-                throw .commitOutcomeUnknown
+                switch error {
+                case .connectionFailed, .timedOut: throw .commitOutcomeUnknown
+                default: throw error
+                }
             }
         }
     }
@@ -135,7 +149,15 @@ final class PostgresConnection: Sendable {
             if case .control? = state.pending.first { return false }
             return true
         }
-        if begun { try runScript("ROLLBACK") }
+        guard begun else { return }
+        defer { state.withLock { $0.transactionSent = false } }
+        try runScript("ROLLBACK")
+    }
+
+    /// No answer timeout until the connection is returned to the pool: for statements that may
+    /// rightly run for long (a migration rewriting a table, waiting for another's).
+    func removeAnswerTimeout() {
+        state.withLock { $0.answerTimeout = nil }
     }
 
     /// After a lease: a connection that is broken or still inside a transaction is closed, so
@@ -143,6 +165,8 @@ final class PostgresConnection: Sendable {
     func resetAfterUse() {
         state.withLock { state in
             state.pending = []
+            state.transactionSent = false
+            state.answerTimeout = configuration.answerTimeout
             guard let handle = state.handle else { return }
             if state.inTransaction || PQstatus(handle.pointer) != CONNECTION_OK {
                 Self.close(&state)
@@ -178,11 +202,11 @@ final class PostgresConnection: Sendable {
     // MARK: - Inside the lock
 
     private func ensureConnected(_ state: inout State) throws(DatabaseError) -> ConnectionHandle {
-        if let handle = state.handle {
-            if Self.isHealthy(handle) { return handle }
-            if state.inTransaction {
-                throw .connectionFailed("the connection was lost inside a transaction")
-            }
+        if let handle = state.handle, Self.isHealthy(handle) { return handle }
+        if state.inTransaction || state.transactionSent {
+            throw .connectionFailed("the connection was lost inside a transaction")
+        }
+        if state.handle != nil {
             Self.close(&state)
         }
         let handle = try connect()
@@ -223,11 +247,6 @@ final class PostgresConnection: Sendable {
         state.handle = nil
         state.statements = [:]
         state.inTransaction = false
-    }
-
-    private static func takePending(_ state: inout State) -> [PipelineCommand] {
-        defer { state.pending = [] }
-        return state.pending
     }
 
     /// Timestamps are parsed in this form (see PostgresTimestamp); then the configuration's own.
@@ -283,7 +302,7 @@ final class PostgresConnection: Sendable {
     }
 
     private func execute(
-        _ sql: SQL, _ parameters: Parameters, on handle: ConnectionHandle, statements state: inout State
+        _ sql: SQL, _ parameters: Parameters, on handle: ConnectionHandle, state: inout State
     ) throws(DatabaseError) -> OpaquePointer {
         let count = Int32(sql.bindings.count)
         let prepared: PreparedStatement?
@@ -292,7 +311,9 @@ final class PostgresConnection: Sendable {
         } else if state.statements.count < Self.preparedStatementLimit {
             let statement = PreparedStatement(name: "postly_\(state.nextStatementNumber)", types: sql.types)
             state.nextStatementNumber += 1
-            let result = PQprepare(handle.pointer, statement.name, sql.text, count, parameters.types)
+            let result = try exchange(on: handle, state: &state) {
+                PQsendPrepare($0, statement.name, sql.text, count, parameters.types)
+            }
             defer { PQclear(result) }
             try Self.check(result, handle)
             state.statements[sql.text] = statement
@@ -300,15 +321,17 @@ final class PostgresConnection: Sendable {
         } else {
             prepared = nil
         }
-        let result =
+        func sendUnprepared(_ pointer: OpaquePointer) -> Int32 {
+            PQsendQueryParams(
+                pointer, sql.text, count, parameters.types, parameters.values, parameters.lengths, parameters.formats, 0)
+        }
+        let result = try exchange(on: handle, state: &state) { pointer in
             if let prepared {
-                PQexecPrepared(
-                    handle.pointer, prepared.name, count, parameters.values, parameters.lengths, parameters.formats, 0)
+                PQsendQueryPrepared(pointer, prepared.name, count, parameters.values, parameters.lengths, parameters.formats, 0)
             } else {
-                PQexecParams(
-                    handle.pointer, sql.text, count, parameters.types, parameters.values, parameters.lengths,
-                    parameters.formats, 0)
+                sendUnprepared(pointer)
             }
+        }
         do throws(DatabaseError) {
             try Self.check(result, handle)
         } catch {
@@ -318,9 +341,7 @@ final class PostgresConnection: Sendable {
             if case .server(sqlState: "0A000", _) = error, prepared != nil {
                 state.statements[sql.text] = nil
                 if PQtransactionStatus(handle.pointer) == PQTRANS_IDLE {
-                    let retry = PQexecParams(
-                        handle.pointer, sql.text, count, parameters.types, parameters.values, parameters.lengths,
-                        parameters.formats, 0)
+                    let retry = try exchange(on: handle, state: &state, sendUnprepared)
                     do throws(DatabaseError) {
                         try Self.check(retry, handle)
                     } catch {
@@ -335,13 +356,57 @@ final class PostgresConnection: Sendable {
         return result!
     }
 
-    /// Sends `commands` in one round trip (libpq's pipeline mode) and returns their results in
-    /// order. The server skips what follows an error; the first error is thrown. Statements are
-    /// prepared as `execute` prepares them, their preparation sent in the same pipeline.
+    /// Sends a command with `send` and returns its answer as `PQexec` would (the last result;
+    /// nil when the connection was lost), waiting for it no longer than the answer timeout.
+    private func exchange(
+        on handle: ConnectionHandle, state: inout State, _ send: (OpaquePointer) -> Int32
+    ) throws(DatabaseError) -> OpaquePointer? {
+        guard send(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
+        var last: OpaquePointer?
+        while true {
+            do throws(DatabaseError) {
+                try Self.awaitResult(on: handle, state: &state)
+            } catch {
+                PQclear(last)
+                throw error
+            }
+            guard let result = PQgetResult(handle.pointer) else { return last }
+            PQclear(last)
+            last = result
+            if PQstatus(handle.pointer) == CONNECTION_BAD { return last }
+        }
+    }
+
+    /// Waits until `PQgetResult` can answer without blocking. A server that sends nothing for
+    /// the answer timeout is taken as frozen with its connections alive (a paused container, a
+    /// volume hung during a commit's flush): neither the kernel's keepalives nor its own
+    /// `statement_timeout` would end the wait. The connection is closed, which rolls back an
+    /// open transaction once the server runs again; a statement outside one may still apply.
+    private static func awaitResult(on handle: ConnectionHandle, state: inout State) throws(DatabaseError) {
+        let milliseconds = state.answerTimeout.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
+        while PQisBusy(handle.pointer) == 1 {
+            var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            if ready == 0 {
+                close(&state)
+                throw .timedOut("no answer from the server within \(milliseconds) ms")
+            }
+            // Lost: `PQgetResult` now answers at once, with the error.
+            guard PQconsumeInput(handle.pointer) == 1 else { return }
+        }
+    }
+
+    /// Sends what is pending, then `extra`, in one round trip (libpq's pipeline mode) and
+    /// returns their results in order. The server skips what follows an error; the first error
+    /// is thrown. Statements are prepared as `execute` prepares them, their preparation sent in
+    /// the same pipeline.
     private func runPipeline(
-        _ commands: [PipelineCommand], on handle: ConnectionHandle, state: inout State
+        afterPending extra: [PipelineCommand], on handle: ConnectionHandle, state: inout State
     ) throws(DatabaseError) -> [StatementResult] {
-        // Every statement's parameters are checked before anything is sent.
+        let commands = state.pending + extra
+        // Every statement's parameters are checked before anything is sent, or taken from what
+        // is pending: a caller that caught `invalidParameter` keeps its transaction whole.
         var parameters: [Parameters?] = []
         defer { parameters.forEach { $0?.deallocate() } }
         for command in commands {
@@ -351,6 +416,8 @@ final class PostgresConnection: Sendable {
             }
             parameters.append(try Parameters(sql))
         }
+        if case .control? = state.pending.first { state.transactionSent = true }
+        state.pending = []
         guard PQenterPipelineMode(handle.pointer) == 1 else { throw .connectionFailed(Self.errorMessage(handle)) }
         /// What each result read back answers: a statement's preparation, or a command.
         enum Expected {
@@ -391,13 +458,18 @@ final class PostgresConnection: Sendable {
         var results = [StatementResult?](repeating: nil, count: commands.count)
         var firstError: DatabaseError?
         for item in expected {
+            try Self.awaitResult(on: handle, state: &state)
             guard let result = PQgetResult(handle.pointer) else {
                 let lost = Self.lost(&state, handle)
                 throw firstError ?? lost
             }
-            // Each command's results end with a NULL.
-            while let more = PQgetResult(handle.pointer) { PQclear(more) }
             defer { PQclear(result) }
+            // Each command's results end with a NULL.
+            while true {
+                try Self.awaitResult(on: handle, state: &state)
+                guard let more = PQgetResult(handle.pointer) else { break }
+                PQclear(more)
+            }
             let status = PQresultStatus(result)
             let succeeded = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
             switch item {
@@ -421,6 +493,7 @@ final class PostgresConnection: Sendable {
                 }
             }
         }
+        try Self.awaitResult(on: handle, state: &state)
         let sync = PQgetResult(handle.pointer)
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         PQclear(sync)

@@ -23,6 +23,8 @@ public struct ServiceConfiguration: Sendable {
     /// `_STATEMENT_TIMEOUT_MS` (30000; 0 for none): a statement past it, lock waits included, is
     /// cancelled, and the database counts as unavailable for it (503, a consumer's later try),
     /// so a stuck lock or a stalled server holds no request and no background loop for good.
+    /// A server that answers nothing at all (frozen) is given up 5 s later on our side, as is a
+    /// wait for a pooled connection (`PostgresConfiguration.answerTimeout`).
     public var postgres: PostgresConfiguration
     /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`: where traces go
     /// over OTLP/HTTP (the other `OTEL_*` variables as OpenTelemetry defines them, such as
@@ -51,7 +53,7 @@ public struct ServiceConfiguration: Sendable {
         jwksURL = environment.string("AUTH_JWKS_URL", default: "http://127.0.0.1:8081/api/auth/jwks")
         issuer = environment.string("AUTH_ISSUER", default: "postly-auth")
         let postgresDefaults = PostgresConfiguration()
-        postgres = PostgresConfiguration(
+        var postgres = PostgresConfiguration(
             host: environment.string("POSTGRES_HOST", default: postgresDefaults.host),
             port: environment.integer("POSTGRES_PORT", default: postgresDefaults.port, in: 1...65_535),
             user: environment.string("POSTGRES_USER", default: postgresDefaults.user),
@@ -60,7 +62,12 @@ public struct ServiceConfiguration: Sendable {
             poolSize: environment.integer("POSTGRES_POOL_SIZE", default: postgresDefaults.poolSize, in: 1...1_000),
             applicationName: "postly-\(name)")
         let statementTimeout = environment.integer("POSTGRES_STATEMENT_TIMEOUT_MS", default: 30_000, in: 0...86_400_000)
-        if statementTimeout > 0 { postgres.settings["statement_timeout"] = "\(statementTimeout)" }
+        if statementTimeout > 0 {
+            postgres.settings["statement_timeout"] = "\(statementTimeout)"
+            // The server cancels a slow statement itself; this is for a server that cannot.
+            postgres.answerTimeout = .milliseconds(statementTimeout + 5_000)
+        }
+        self.postgres = postgres
         tracesEndpoint = environment.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? environment.string("OTEL_EXPORTER_OTLP_ENDPOINT")
         let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
         kafka = KafkaConfiguration(

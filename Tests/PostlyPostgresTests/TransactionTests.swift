@@ -65,6 +65,21 @@ struct TransactionTests {
         }
     }
 
+    /// A statement refused for a parameter is sent nowhere, and takes nothing pending with it: a
+    /// body that catches the refusal commits its earlier statements, not a COMMIT alone.
+    @Test func aStatementRefusedForItsParametersLeavesWhatIsPendingToCommit() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE items (n int PRIMARY KEY, note text)")
+            try await database.transaction { connection in
+                try await connection.executeLater("INSERT INTO items VALUES (\(1), 'kept')")
+                await #expect(throws: DatabaseError.self) {
+                    try await connection.execute("INSERT INTO items VALUES (\(2), \("a\u{0}b"))")
+                }
+            }
+            #expect(try await database.query("SELECT n FROM items").map { try $0.decode("n", as: Int.self) } == [1])
+        }
+    }
+
     @Test func aStatementSentLaterFailsWhereItIsSentAndNothingIsKept() async throws {
         try await TestDatabase.with { database in
             try await database.execute("CREATE TABLE items (n int PRIMARY KEY)")

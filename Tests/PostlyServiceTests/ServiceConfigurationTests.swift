@@ -35,13 +35,15 @@ import TestSupport
         }
     }
 
+    /// The server's own timeout, and ours 5 s later for a server that answers nothing at all.
     @Test func aStatementTimeoutOf30SecondsUnlessSetOrTurnedOff() {
-        let timeout = { (environment: [String: String]) in
-            ServiceConfiguration(name: "posts", defaultPort: 8082, environment: Environment(environment)).postgres.settings["statement_timeout"]
+        let timeouts = { (environment: [String: String]) in
+            let postgres = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: Environment(environment)).postgres
+            return (postgres.settings["statement_timeout"], postgres.answerTimeout)
         }
-        #expect(timeout([:]) == "30000")
-        #expect(timeout(["POSTGRES_STATEMENT_TIMEOUT_MS": "500"]) == "500")
-        #expect(timeout(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == nil)
+        #expect(timeouts([:]) == ("30000", .seconds(35)))
+        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "500"]) == ("500", .milliseconds(5_500)))
+        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == (nil, nil))
     }
 
     @Test func emptyAndUnparsableValuesTakeTheDefault() {
