@@ -16,6 +16,13 @@ public final class Database: Service, Sendable {
     private struct Waiter {
         var id: UInt64
         var continuation: CheckedContinuation<PostgresConnection, any Error>
+        /// Gives the wait up after `PostgresConfiguration.leaseTimeout`.
+        var deadline: Task<Void, any Error>?
+
+        func resume(with result: Result<PostgresConnection, any Error>) {
+            deadline?.cancel()
+            continuation.resume(with: result)
+        }
     }
 
     private struct PoolState {
@@ -61,7 +68,7 @@ public final class Database: Service, Sendable {
             }
             return (state.idle, state.waiters)
         }
-        for waiter in waiters { waiter.continuation.resume(throwing: DatabaseError.closed) }
+        for waiter in waiters { waiter.resume(with: .failure(DatabaseError.closed)) }
         for connection in idle { connection.close() }
         try? await threadPool.shutdownGracefully()
     }
@@ -147,16 +154,6 @@ public final class Database: Service, Sendable {
         case .closed: throw DatabaseError.closed
         case .cancelled: throw CancellationError()
         case .wait(let id):
-            // Connections held by statements the server never answers come back only after the
-            // answer timeout; a wait as long is given up, so a request gets 503 before the
-            // gateway's own timeout.
-            let deadline = configuration.answerTimeout.map { timeout in
-                Task {
-                    try await Task.sleep(for: timeout)
-                    removeWaiter(id)?.continuation.resume(throwing: DatabaseError.timedOut("no pooled connection came free within \(timeout)"))
-                }
-            }
-            defer { deadline?.cancel() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let outcome: Lease? = state.withLock { state in
@@ -164,7 +161,7 @@ public final class Database: Service, Sendable {
                         if Task.isCancelled { return .cancelled }
                         // A connection may have come back since the first look.
                         if let connection = state.idle.popLast() { return .ready(connection) }
-                        state.waiters.append(Waiter(id: id, continuation: continuation))
+                        state.waiters.append(Waiter(id: id, continuation: continuation, deadline: giveUp(id)))
                         return nil
                     }
                     switch outcome {
@@ -175,7 +172,17 @@ public final class Database: Service, Sendable {
                     }
                 }
             } onCancel: {
-                removeWaiter(id)?.continuation.resume(throwing: CancellationError())
+                removeWaiter(id)?.resume(with: .failure(CancellationError()))
+            }
+        }
+    }
+
+    /// Ends the wait of waiter `id` after the lease timeout, if it still waits then.
+    private func giveUp(_ id: UInt64) -> Task<Void, any Error>? {
+        configuration.leaseTimeout.map { timeout in
+            Task {
+                try await Task.sleep(for: timeout)
+                removeWaiter(id)?.resume(with: .failure(DatabaseError.timedOut("no pooled connection came free within \(timeout)")))
             }
         }
     }
@@ -198,7 +205,7 @@ public final class Database: Service, Sendable {
             return state.waiters.removeFirst()
         }
         if let next {
-            next.continuation.resume(returning: connection)
+            next.resume(with: .success(connection))
         } else if state.withLock({ $0.isClosed }) {
             connection.close()
         }

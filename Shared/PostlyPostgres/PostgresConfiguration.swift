@@ -18,11 +18,14 @@ public struct PostgresConfiguration: Sendable {
     public var applicationName: String
     /// Server settings for every connection (`-c name=value`): names and values without spaces.
     public var settings: [String: String] = [:]
-    /// How long to wait for the server's next byte, and for a pooled connection to come free,
-    /// before giving up with `DatabaseError.timedOut`; nil (the default) waits as long as it
-    /// takes. Longer than the server's own `statement_timeout`, it catches only a server frozen
-    /// with its connections alive, which neither keepalives nor the server itself would end.
+    /// How long to wait for the server's next byte before giving up with
+    /// `DatabaseError.timedOut`; nil (the default) waits as long as it takes. Longer than the
+    /// server's own `statement_timeout`, it catches only a server frozen with its connections
+    /// alive, which neither keepalives nor the server itself would end.
     public var answerTimeout: Duration?
+    /// How long a caller waits for a pooled connection to come free before `timedOut`; nil
+    /// (the default) waits as long as it takes.
+    public var leaseTimeout: Duration?
 
     public init(
         host: String = "127.0.0.1",

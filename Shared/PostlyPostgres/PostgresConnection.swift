@@ -92,6 +92,12 @@ final class PostgresConnection: Sendable {
             let handle = try ensureConnected(&state)
             defer { Self.recordTransactionStatus(&state) }
             if !state.pending.isEmpty { _ = try runPipeline(afterPending: [], on: handle, state: &state) }
+            // The server answers a script's statements together, after the last: each may take
+            // up to `statement_timeout`, so no answer timeout applies (scripts are migrations
+            // and the search reindex's schema swaps).
+            let answerTimeout = state.answerTimeout
+            state.answerTimeout = nil
+            defer { state.answerTimeout = answerTimeout }
             let result = try exchange(on: handle, state: &state) { PQsendQuery($0, text) }
             defer { PQclear(result) }
             try Self.check(result, handle)
@@ -385,12 +391,17 @@ final class PostgresConnection: Sendable {
     private static func awaitResult(on handle: ConnectionHandle, state: inout State) throws(DatabaseError) {
         let milliseconds = state.answerTimeout.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
         while PQisBusy(handle.pointer) == 1 {
-            var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, milliseconds)
-            if ready < 0, errno == EINTR { continue }
-            if ready == 0 {
-                close(&state)
-                throw .timedOut("no answer from the server within \(milliseconds) ms")
+            // What TLS has read and decrypted already, the socket no longer shows (libpq's own
+            // wait looks there first too).
+            if postly_tls_pending(handle.pointer) == 0 {
+                var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, milliseconds)
+                if ready < 0, errno == EINTR { continue }
+                if ready < 0 { throw lost(&state, handle) }
+                if ready == 0 {
+                    close(&state)
+                    throw .timedOut("no answer from the server within \(milliseconds) ms")
+                }
             }
             // Lost: `PQgetResult` now answers at once, with the error.
             guard PQconsumeInput(handle.pointer) == 1 else { return }
@@ -418,7 +429,7 @@ final class PostgresConnection: Sendable {
         }
         if case .control? = state.pending.first { state.transactionSent = true }
         state.pending = []
-        guard PQenterPipelineMode(handle.pointer) == 1 else { throw .connectionFailed(Self.errorMessage(handle)) }
+        guard PQenterPipelineMode(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
         /// What each result read back answers: a statement's preparation, or a command.
         enum Expected {
             case preparation(sql: String)
@@ -451,7 +462,9 @@ final class PostgresConnection: Sendable {
                         PQsendQueryParams(handle.pointer, sql.text, count, values.types, values.values, values.lengths, values.formats, 0)
                     }
             }
-            guard sent == 1 else { throw Self.lost(&state, handle) }
+            // The server sends a pipeline's answers at its end unless asked for each: a wait for
+            // the next byte would then span every statement's time.
+            guard sent == 1, PQsendFlushRequest(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
             expected.append(.command(index))
         }
         guard PQpipelineSync(handle.pointer) == 1 else { throw Self.lost(&state, handle) }

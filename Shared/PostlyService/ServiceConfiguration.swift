@@ -23,8 +23,9 @@ public struct ServiceConfiguration: Sendable {
     /// `_STATEMENT_TIMEOUT_MS` (30000; 0 for none): a statement past it, lock waits included, is
     /// cancelled, and the database counts as unavailable for it (503, a consumer's later try),
     /// so a stuck lock or a stalled server holds no request and no background loop for good.
-    /// A server that answers nothing at all (frozen) is given up 5 s later on our side, as is a
-    /// wait for a pooled connection (`PostgresConfiguration.answerTimeout`).
+    /// A server that answers nothing at all (frozen) is given up 5 s later on our side, and a
+    /// wait for a pooled connection after 10 s (`PostgresConfiguration.answerTimeout`,
+    /// `leaseTimeout`).
     public var postgres: PostgresConfiguration
     /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT`: where traces go
     /// over OTLP/HTTP (the other `OTEL_*` variables as OpenTelemetry defines them, such as
@@ -66,6 +67,9 @@ public struct ServiceConfiguration: Sendable {
             postgres.settings["statement_timeout"] = "\(statementTimeout)"
             // The server cancels a slow statement itself; this is for a server that cannot.
             postgres.answerTimeout = .milliseconds(statementTimeout + 5_000)
+            // A wait for a connection, then a statement that times out, answer before the
+            // gateway's 60 s; a pool busy that long is overloaded anyway.
+            postgres.leaseTimeout = .seconds(10)
         }
         self.postgres = postgres
         tracesEndpoint = environment.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? environment.string("OTEL_EXPORTER_OTLP_ENDPOINT")

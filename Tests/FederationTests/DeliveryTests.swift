@@ -154,6 +154,28 @@ import TestSupport
         }
     }
 
+    /// Deliveries go out as slots free up, not in batches: an inbox slow to answer holds its own
+    /// slot, and the next post reaches the other inboxes meanwhile (it waited for the slowest
+    /// inbox of the batch before).
+    @Test func aSlowInboxDoesNotHoldBackTheOthers() async throws {
+        try await FederationTestService.run(deliveryConcurrency: 2) { service in
+            try await RemotePeer.with { slow in
+                try await RemotePeer.with { fast in
+                    try await followed(service, by: slow)
+                    try await followed(service, by: fast)
+                    slow.nextAnswerDelay.withLock { $0 = .seconds(5) }
+                    try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
+                    _ = try await eventually(seconds: 5) { slow.activities("Create").first }
+                    let started = ContinuousClock.now
+                    try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
+                    let reached = try await eventually(seconds: 10) { fast.activities("Create").count == 2 ? true : nil }
+                    #expect(reached == true)
+                    #expect(ContinuousClock.now - started < .seconds(3))
+                }
+            }
+        }
+    }
+
     @Test func aFailingInboxIsRetriedHonouringRetryAfter() async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in

@@ -21,12 +21,14 @@ struct FederationTestService: Sendable {
     let urls = FederationURLs(permalink: Permalink(baseURL: Self.base))
 
     static func run(
-        allowPrivateNetworks: Bool = true, _ body: @escaping @Sendable (FederationTestService) async throws -> Void
+        allowPrivateNetworks: Bool = true, deliveryConcurrency: Int = 64,
+        _ body: @escaping @Sendable (FederationTestService) async throws -> Void
     ) async throws {
         try await ServiceTestHarness.run { setup in
             var configuration = FederationConfiguration(environment: [
                 "PUBLIC_BASE_URL": base, "FEDERATION_ALLOW_PRIVATE_NETWORKS": allowPrivateNetworks ? "1" : "0",
                 "FEDERATION_RETRY_BASE_MS": "100", "FEDERATION_POLL_MS": "50",
+                "FEDERATION_DELIVERY_CONCURRENCY": "\(deliveryConcurrency)",
             ])
             configuration.service.postgres = setup.postgres
             configuration.service.kafka = setup.kafka
@@ -111,6 +113,8 @@ final class RemotePeer: Sendable {
     let base: String
     let received = Locked<[Received]>([])
     let answer = Locked<(status: HTTPResponse.Status, headers: HTTPFields)>((.accepted, [:]))
+    /// How long the next activity received waits for its answer (once).
+    let nextAnswerDelay = Locked<Duration?>(nil)
     /// The owner `/key` names: the peer's actor unless a test says otherwise.
     let claimedOwner = Locked<String?>(nil)
     /// The id the actor document at `/actor` gives, when a test has the actor take another.
@@ -175,6 +179,11 @@ final class RemotePeer: Sendable {
                 var headers = request.headers.map { (name: $0.name.canonicalName, value: $0.value) }
                 if let authority = request.head.authority { headers.append((name: "host", value: authority)) }
                 peer.received.withLock { $0.append(Received(path: "/" + path, headers: headers, body: body)) }
+                let delay = peer.nextAnswerDelay.withLock { delay in
+                    defer { delay = nil }
+                    return delay
+                }
+                if let delay { try await Task.sleep(for: delay) }
                 let answer = peer.answer.value
                 return Response(status: answer.status, headers: answer.headers)
             }

@@ -1,32 +1,35 @@
 import Foundation
-import Synchronization
 import Logging
 import PostlyPostgres
+import Synchronization
 import Testing
 import TestSupport
 
 /// A server frozen with its connections alive (a paused container, a volume hung during a
 /// commit's flush): its kernel still acknowledges and answers keepalives, and its own
-/// `statement_timeout` never fires. Here one backend is stopped (SIGSTOP); the rest of the test
-/// server goes on. A stopped backend is resumed within 10 s whatever happens, so a wait without
-/// limit shows as a slow success, not a hung test.
+/// `statement_timeout` never fires. Here one backend of the test server, which runs on this
+/// machine, is stopped (SIGSTOP); the rest of the server goes on. A stopped backend is resumed
+/// 10 s later whatever happens, so a wait without limit shows as a slow success, not a hung test.
 @Suite("A server that stops answering", .timeLimit(.minutes(1)))
 struct FrozenServerTests {
     @Test func aStatementTheServerNeverAnswersFailsInTimeAndItsTransactionNeverCommits() async throws {
         try await withFrozenBackendDatabase { database, backend in
             try await database.execute("CREATE TABLE steps (n int)")
-            backend.stop(try await backendPID(database.query))
+            try backend.stop(try await backendPID(database.query))
             let started = ContinuousClock.now
             let error = await #expect(throws: DatabaseError.self) {
                 try await database.transaction { try await $0.execute("INSERT INTO steps VALUES (1)") }
             }
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .seconds(5))
             guard case .timedOut? = error else {
                 Issue.record("expected timedOut, got \(String(describing: error))")
                 return
             }
             #expect(error?.isUnavailable == true)
             // The pool's one connection is opened afresh and serves at once.
+            #expect(try await database.query("SELECT n FROM steps").isEmpty)
+            // The stopped backend, running again, finds its client gone and rolls back.
+            await backend.resumeAndWaitForItsEnd()
             #expect(try await database.query("SELECT n FROM steps").isEmpty)
         }
     }
@@ -40,22 +43,43 @@ struct FrozenServerTests {
             await #expect(throws: DatabaseError.self) {
                 try await database.transaction { connection in
                     try await connection.execute("INSERT INTO steps VALUES (1)")
-                    backend.stop(try await backendPID(connection.query))
+                    try backend.stop(try await backendPID(connection.query))
                     _ = try? await connection.execute("INSERT INTO steps VALUES (2)")
                     try await connection.execute("INSERT INTO steps VALUES (3)")
                 }
             }
+            await backend.resumeAndWaitForItsEnd()
             #expect(try await database.query("SELECT n FROM steps").isEmpty)
+        }
+    }
+
+    /// The server sends a pipeline's answers together at its end unless asked for each: a
+    /// transaction of two slow statements, sent in one round trip, kept it silent for longer
+    /// than the answer timeout.
+    @Test func slowStatementsSentTogetherAreNotMistakenForAFrozenServer() async throws {
+        try await withFrozenBackendDatabase { database, _ in
+            let answer = try await database.transaction { connection in
+                try await connection.executeLater("SELECT pg_sleep(1.2)")
+                try await connection.executeLater("SELECT pg_sleep(1.2)")
+                return try await connection.query("SELECT \(7)::int AS n")[0].decode("n", as: Int.self)
+            }
+            #expect(answer == 7)
         }
     }
 
     @Test func aCallerWaitingLongerThanTheTimeoutForAPooledConnectionIsRefused() async throws {
         try await withFrozenBackendDatabase { database, _ in
-            let holding = Task { try await database.withConnection { _ in try await Task.sleep(for: .seconds(5)) } }
-            try await Task.sleep(for: .milliseconds(200))
+            let held = Locked(false)
+            let holding = Task {
+                try await database.withConnection { _ in
+                    held.withLock { $0 = true }
+                    try await Task.sleep(for: .seconds(6))
+                }
+            }
+            #expect(try await eventually { held.value })
             let started = ContinuousClock.now
             let error = await #expect(throws: DatabaseError.self) { try await database.ping() }
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .seconds(5))
             guard case .timedOut? = error else {
                 Issue.record("expected timedOut, got \(String(describing: error))")
                 return
@@ -66,25 +90,24 @@ struct FrozenServerTests {
     }
 }
 
-/// A fresh database with a pool of one connection and an answer timeout of 1 s, and a backend to
-/// stop, resumed after `body` (or 10 s after it was stopped). The test then waits for the stopped
-/// backend to end (its client gone, it rolls back).
+/// A fresh database with a pool of one connection, 2 s answer and lease timeouts, and a backend
+/// to stop, resumed after `body` at the latest.
 private func withFrozenBackendDatabase(_ body: (Database, FrozenBackend) async throws -> Void) async throws {
     let test = try await TestDatabase.create(poolSize: 1)
     var configuration = test.configuration
-    configuration.answerTimeout = .seconds(1)
+    configuration.answerTimeout = .seconds(2)
+    configuration.leaseTimeout = .seconds(2)
     let database = Database(configuration: configuration, logger: Logger(label: "frozen-server"))
-    let frozen = FrozenBackend()
+    let backend = FrozenBackend()
     let outcome: Result<Void, any Error>
     do {
-        try await body(database, frozen)
+        try await body(database, backend)
         outcome = .success(())
     } catch {
         outcome = .failure(error)
     }
-    frozen.resume()
+    await backend.resumeAndWaitForItsEnd()
     await database.close()
-    if let pid = frozen.pid { _ = try? await eventually { kill(pid, 0) != 0 } }
     await test.drop()
     try outcome.get()
 }
@@ -94,24 +117,29 @@ private func backendPID(_ query: (SQL) async throws -> [Row]) async throws -> pi
     try await query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: pid_t.self)
 }
 
-/// One stopped backend, resumed by `resume` or by a timer 10 s after it was stopped.
+/// One stopped PostgreSQL backend, resumed by `resumeAndWaitForItsEnd` or 10 s after it was
+/// stopped.
 private final class FrozenBackend: Sendable {
     private let state = Mutex<(pid: pid_t?, timer: Task<Void, Never>?)>((nil, nil))
 
-    var pid: pid_t? { state.withLock { $0.pid } }
-
-    func stop(_ pid: pid_t) {
-        kill(pid, SIGSTOP)
+    func stop(_ pid: pid_t) throws {
+        // Only ever a PostgreSQL process of this machine's test server.
+        let command = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+        try #require(command.hasPrefix("postgres"), "process \(pid) is \(command)")
+        try #require(kill(pid, SIGSTOP) == 0)
         let timer = Task {
-            try? await Task.sleep(for: .seconds(10))
+            guard (try? await Task.sleep(for: .seconds(10))) != nil else { return }
             kill(pid, SIGCONT)
         }
         state.withLock { $0 = (pid, timer) }
     }
 
-    func resume() {
+    /// Resumes the backend, which ends once it finds its client gone.
+    func resumeAndWaitForItsEnd() async {
         let (pid, timer) = state.withLock { $0 }
         timer?.cancel()
-        if let pid { kill(pid, SIGCONT) }
+        guard let pid else { return }
+        kill(pid, SIGCONT)
+        _ = try? await eventually { kill(pid, 0) != 0 }
     }
 }

@@ -35,15 +35,16 @@ import TestSupport
         }
     }
 
-    /// The server's own timeout, and ours 5 s later for a server that answers nothing at all.
+    /// The server's own timeout, ours 5 s later for a server that answers nothing at all, and
+    /// 10 s for a pooled connection.
     @Test func aStatementTimeoutOf30SecondsUnlessSetOrTurnedOff() {
         let timeouts = { (environment: [String: String]) in
             let postgres = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: Environment(environment)).postgres
-            return (postgres.settings["statement_timeout"], postgres.answerTimeout)
+            return (postgres.settings["statement_timeout"], postgres.answerTimeout, postgres.leaseTimeout)
         }
-        #expect(timeouts([:]) == ("30000", .seconds(35)))
-        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "500"]) == ("500", .milliseconds(5_500)))
-        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == (nil, nil))
+        #expect(timeouts([:]) == ("30000", .seconds(35), .seconds(10)))
+        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "500"]) == ("500", .milliseconds(5_500), .seconds(10)))
+        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == (nil, nil, nil))
     }
 
     @Test func emptyAndUnparsableValuesTakeTheDefault() {

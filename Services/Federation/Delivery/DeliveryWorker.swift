@@ -5,11 +5,12 @@ import PostlyCurl
 import PostlyEvents
 import PostlyPostgres
 import ServiceLifecycle
+import Synchronization
 
-/// Sends the due deliveries, signed by their actors, up to `concurrency` at once. Wakes when a
-/// transaction of its process enqueued one (`DeliveryQueue.channel`) and every `pollInterval`
-/// (for retries that came due, and rows another instance enqueued). Several instances share
-/// the queue: each claims rows the others do not hold.
+/// Sends the due deliveries, signed by their actors, up to `deliveryConcurrency` at once. Wakes
+/// when a transaction of its process enqueued one (`DeliveryQueue.channel`), when a delivery
+/// ends, and every `pollInterval` (for retries that came due, and rows another instance
+/// enqueued). Several instances share the queue: each claims rows the others do not hold.
 final class DeliveryWorker: Service {
     private let queue: DeliveryQueue
     private let http: OutboundHTTP
@@ -18,6 +19,8 @@ final class DeliveryWorker: Service {
     private let policy: RetryPolicy
     private let configuration: FederationConfiguration
     private let logger: Logger
+    /// Deliveries under way.
+    private let sending = Mutex(0)
     private let outcomes = (
         delivered: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "delivered")]),
         retried: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "retried")]),
@@ -43,18 +46,32 @@ final class DeliveryWorker: Service {
         let commits = queue.database.onCommit(signalling: DeliveryQueue.channel) { _ in wake.yield() }
         defer { commits.cancel() }
         let pollInterval = configuration.pollInterval
-        try await withThrowingDiscardingTaskGroup { group in
+        // Not cancelled at shutdown: a delivery under way finishes (within its timeout) rather
+        // than being recorded as its inbox's failure.
+        await withDiscardingTaskGroup { group in
             group.addTask {
-                while !Task.isCancelled {
+                while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     wake.yield()
-                    try? await Task.sleep(for: pollInterval)
+                    await sleepUnlessShuttingDown(for: pollInterval)
                 }
             }
             var lastPurge = ContinuousClock.now - .seconds(600)
             for await _ in wakeUps.cancelOnGracefulShutdown() {
                 do {
-                    // A full batch means there may be more.
-                    while try await deliverDue() == configuration.deliveryConcurrency, !Task.isShuttingDownGracefully {}
+                    // Every slot a delivery frees is filled at once (its end wakes this loop):
+                    // an inbox that answers slowly holds its own slot, not the others'.
+                    let free = configuration.deliveryConcurrency - sending.withLock { $0 }
+                    if free > 0 {
+                        let claimed = try await queue.claim(limit: free)
+                        sending.withLock { $0 += claimed.count }
+                        for delivery in claimed {
+                            group.addTask {
+                                await self.deliver(delivery)
+                                self.sending.withLock { $0 -= 1 }
+                                wake.yield()
+                            }
+                        }
+                    }
                     if lastPurge.duration(to: .now) >= .seconds(600) {
                         try await queue.purge(before: Date().addingTimeInterval(-Self.retention))
                         lastPurge = .now
@@ -65,17 +82,7 @@ final class DeliveryWorker: Service {
                     await sleepUnlessShuttingDown(for: .seconds(1))
                 }
             }
-            group.cancelAll()
         }
-    }
-
-    /// Claims and sends one batch; returns its size.
-    func deliverDue() async throws -> Int {
-        let batch = try await queue.claim(limit: configuration.deliveryConcurrency)
-        await withDiscardingTaskGroup { group in
-            for delivery in batch { group.addTask { await self.deliver(delivery) } }
-        }
-        return batch.count
     }
 
     private func deliver(_ delivery: Delivery) async {
