@@ -18,9 +18,9 @@ public enum DatabaseError: Error, Equatable, Sendable {
     case deadlockDetected
     /// SQLSTATE 55P03: a lock was not granted within `lock_timeout`.
     case lockNotAvailable
-    /// The server sent nothing for `PostgresConfiguration.answerTimeout`, or no pooled
-    /// connection came free within it. A connection waited on was closed: a transaction on it
-    /// never commits, a statement outside one may still apply.
+    /// The server sent nothing for `PostgresConfiguration.answerTimeout` (the connection was
+    /// closed: a transaction on it never commits, a statement outside one may still apply), or
+    /// no pooled connection came free within `leaseTimeout`.
     case timedOut(String)
     /// A parameter that cannot be sent (a NUL byte in a string); nothing was sent.
     case invalidParameter(String)

@@ -54,11 +54,11 @@ final class PostgresConnection: Sendable {
     private static let preparedStatementLimit = 512
 
     private let configuration: PostgresConfiguration
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(configuration: PostgresConfiguration) {
         self.configuration = configuration
-        state.withLock { $0.answerTimeout = configuration.answerTimeout }
+        state = Mutex(State(answerTimeout: configuration.answerTimeout))
     }
 
     deinit {
@@ -370,25 +370,26 @@ final class PostgresConnection: Sendable {
         guard send(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
         var last: OpaquePointer?
         while true {
+            let next: OpaquePointer?
             do throws(DatabaseError) {
-                try Self.awaitResult(on: handle, state: &state)
+                next = try Self.nextResult(on: handle, state: &state)
             } catch {
                 PQclear(last)
                 throw error
             }
-            guard let result = PQgetResult(handle.pointer) else { return last }
+            guard let result = next else { return last }
             PQclear(last)
             last = result
             if PQstatus(handle.pointer) == CONNECTION_BAD { return last }
         }
     }
 
-    /// Waits until `PQgetResult` can answer without blocking. A server that sends nothing for
+    /// `PQgetResult`, once it can answer without blocking. A server that sends nothing for
     /// the answer timeout is taken as frozen with its connections alive (a paused container, a
     /// volume hung during a commit's flush): neither the kernel's keepalives nor its own
     /// `statement_timeout` would end the wait. The connection is closed, which rolls back an
     /// open transaction once the server runs again; a statement outside one may still apply.
-    private static func awaitResult(on handle: ConnectionHandle, state: inout State) throws(DatabaseError) {
+    private static func nextResult(on handle: ConnectionHandle, state: inout State) throws(DatabaseError) -> OpaquePointer? {
         let milliseconds = state.answerTimeout.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
         while PQisBusy(handle.pointer) == 1 {
             // What TLS has read and decrypted already, the socket no longer shows (libpq's own
@@ -404,8 +405,9 @@ final class PostgresConnection: Sendable {
                 }
             }
             // Lost: `PQgetResult` now answers at once, with the error.
-            guard PQconsumeInput(handle.pointer) == 1 else { return }
+            guard PQconsumeInput(handle.pointer) == 1 else { break }
         }
+        return PQgetResult(handle.pointer)
     }
 
     /// Sends what is pending, then `extra`, in one round trip (libpq's pipeline mode) and
@@ -416,7 +418,7 @@ final class PostgresConnection: Sendable {
         afterPending extra: [PipelineCommand], on handle: ConnectionHandle, state: inout State
     ) throws(DatabaseError) -> [StatementResult] {
         let commands = state.pending + extra
-        // Every statement's parameters are checked before anything is sent, or taken from what
+        // Every statement's parameters are checked before anything is sent or taken from what
         // is pending: a caller that caught `invalidParameter` keeps its transaction whole.
         var parameters: [Parameters?] = []
         defer { parameters.forEach { $0?.deallocate() } }
@@ -471,18 +473,13 @@ final class PostgresConnection: Sendable {
         var results = [StatementResult?](repeating: nil, count: commands.count)
         var firstError: DatabaseError?
         for item in expected {
-            try Self.awaitResult(on: handle, state: &state)
-            guard let result = PQgetResult(handle.pointer) else {
+            guard let result = try Self.nextResult(on: handle, state: &state) else {
                 let lost = Self.lost(&state, handle)
                 throw firstError ?? lost
             }
             defer { PQclear(result) }
             // Each command's results end with a NULL.
-            while true {
-                try Self.awaitResult(on: handle, state: &state)
-                guard let more = PQgetResult(handle.pointer) else { break }
-                PQclear(more)
-            }
+            while let more = try Self.nextResult(on: handle, state: &state) { PQclear(more) }
             let status = PQresultStatus(result)
             let succeeded = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
             switch item {
@@ -506,8 +503,7 @@ final class PostgresConnection: Sendable {
                 }
             }
         }
-        try Self.awaitResult(on: handle, state: &state)
-        let sync = PQgetResult(handle.pointer)
+        let sync = try Self.nextResult(on: handle, state: &state)
         let synced = sync.map { PQresultStatus($0) == PGRES_PIPELINE_SYNC } ?? false
         PQclear(sync)
         guard synced, PQexitPipelineMode(handle.pointer) == 1 else {

@@ -54,7 +54,7 @@ public struct ServiceConfiguration: Sendable {
         jwksURL = environment.string("AUTH_JWKS_URL", default: "http://127.0.0.1:8081/api/auth/jwks")
         issuer = environment.string("AUTH_ISSUER", default: "postly-auth")
         let postgresDefaults = PostgresConfiguration()
-        var postgres = PostgresConfiguration(
+        postgres = PostgresConfiguration(
             host: environment.string("POSTGRES_HOST", default: postgresDefaults.host),
             port: environment.integer("POSTGRES_PORT", default: postgresDefaults.port, in: 1...65_535),
             user: environment.string("POSTGRES_USER", default: postgresDefaults.user),
@@ -71,7 +71,6 @@ public struct ServiceConfiguration: Sendable {
             // gateway's 60 s; a pool busy that long is overloaded anyway.
             postgres.leaseTimeout = .seconds(10)
         }
-        self.postgres = postgres
         tracesEndpoint = environment.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? environment.string("OTEL_EXPORTER_OTLP_ENDPOINT")
         let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
         kafka = KafkaConfiguration(
