@@ -65,15 +65,16 @@ extension DatabaseError {
 
     /// Whether the database could not do it now, through no fault of what was asked: the
     /// transient errors, a commit whose outcome is unknown, a lock not granted in time, no answer
-    /// in time, a closed pool, and the server's classes 53 (out of disk, memory, connections), 57 (a
-    /// statement cancelled, by `statement_timeout` among others) and 58 (its own I/O). A
+    /// in time, a closed pool, the server's classes 53 (out of disk, memory, connections), 57 (a
+    /// statement cancelled, by `statement_timeout` among others) and 58 (its own I/O), and a
+    /// write refused by a server that is now a standby (25006, during a failover). A
     /// request gets 503; a consumer tries the same event again later (its sequence check
     /// makes a second application of a committed one change nothing).
     public var isUnavailable: Bool {
         switch self {
         case .connectionFailed, .serializationFailure, .deadlockDetected, .commitOutcomeUnknown, .lockNotAvailable, .timedOut, .closed:
             true
-        case .server(let sqlState, _): ["53", "57", "58"].contains(sqlState.prefix(2))
+        case .server(let sqlState, _): ["53", "57", "58"].contains(sqlState.prefix(2)) || sqlState == "25006"
         case .uniqueViolation, .foreignKeyViolation, .invalidParameter, .decoding: false
         }
     }

@@ -88,21 +88,25 @@ final class PostgresConnection: Sendable {
     /// after what is pending. Returns the last command's status tag.
     @discardableResult
     func runScript(_ text: String) throws(DatabaseError) -> String {
-        try state.withLock { state throws(DatabaseError) in
-            let handle = try ensureConnected(&state)
-            defer { Self.recordTransactionStatus(&state) }
-            if !state.pending.isEmpty { _ = try runPipeline(afterPending: [], on: handle, state: &state) }
-            // The server answers a script's statements together, after the last: each may take
-            // up to `statement_timeout`, so no answer timeout applies (scripts are migrations
-            // and the search reindex's schema swaps).
-            let answerTimeout = state.answerTimeout
-            state.answerTimeout = nil
-            defer { state.answerTimeout = answerTimeout }
-            let result = try exchange(on: handle, state: &state) { PQsendQuery($0, text) }
-            defer { PQclear(result) }
-            try Self.check(result, handle)
-            return String(cString: PQcmdStatus(result!))
-        }
+        // The server answers a script's statements together, after the last: each may take up
+        // to `statement_timeout`, so no answer timeout applies (scripts are migrations and the
+        // search reindex's schema swaps).
+        try state.withLock { state throws(DatabaseError) in try runText(text, answerTimeout: nil, state: &state) }
+    }
+
+    /// Runs `text` unprepared, after what is pending, waiting for its answer no longer than
+    /// `answerTimeout`; returns the last command's status tag.
+    private func runText(_ text: String, answerTimeout: Duration?, state: inout State) throws(DatabaseError) -> String {
+        let handle = try ensureConnected(&state)
+        defer { Self.recordTransactionStatus(&state) }
+        if !state.pending.isEmpty { _ = try runPipeline(afterPending: [], on: handle, state: &state) }
+        let connectionTimeout = state.answerTimeout
+        state.answerTimeout = answerTimeout
+        defer { state.answerTimeout = connectionTimeout }
+        let result = try exchange(on: handle, state: &state) { PQsendQuery($0, text) }
+        defer { PQclear(result) }
+        try Self.check(result, handle)
+        return String(cString: PQcmdStatus(result!))
     }
 
     // MARK: - Transactions, their statements sent together
@@ -156,8 +160,10 @@ final class PostgresConnection: Sendable {
             return true
         }
         guard begun else { return }
-        defer { state.withLock { $0.transactionSent = false } }
-        try runScript("ROLLBACK")
+        try state.withLock { state throws(DatabaseError) in
+            defer { state.transactionSent = false }
+            _ = try runText("ROLLBACK", answerTimeout: state.answerTimeout, state: &state)
+        }
     }
 
     /// No answer timeout until the connection is returned to the pool: for statements that may
@@ -281,6 +287,8 @@ final class PostgresConnection: Sendable {
             ("keepalives_interval", "5"),
             ("keepalives_count", "3"),
             ("tcp_user_timeout", "25000"),
+            // After a failover, an address may still lead to the former primary, now a standby.
+            ("target_session_attrs", "read-write"),
         ]
         if let password = configuration.password { settings.append(("password", password.value)) }
         let keys = settings.map { strdup($0.0) }
@@ -297,6 +305,13 @@ final class PostgresConnection: Sendable {
         guard let pointer else { throw .connectionFailed("libpq could not allocate a connection") }
         let handle = ConnectionHandle(pointer: pointer)
         guard PQstatus(pointer) == CONNECTION_OK else {
+            let message = Self.errorMessage(handle)
+            PQfinish(pointer)
+            throw .connectionFailed(message)
+        }
+        // Sends never block: a server that stops reading (frozen, its receive window full) is
+        // waited for in `flush`, no longer than the answer timeout.
+        guard PQsetnonblocking(pointer, 1) == 0 else {
             let message = Self.errorMessage(handle)
             PQfinish(pointer)
             throw .connectionFailed(message)
@@ -368,6 +383,7 @@ final class PostgresConnection: Sendable {
         on handle: ConnectionHandle, state: inout State, _ send: (OpaquePointer) -> Int32
     ) throws(DatabaseError) -> OpaquePointer? {
         guard send(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
+        try Self.flush(handle, state: &state)
         var last: OpaquePointer?
         while true {
             let next: OpaquePointer?
@@ -390,24 +406,52 @@ final class PostgresConnection: Sendable {
     /// `statement_timeout` would end the wait. The connection is closed, which rolls back an
     /// open transaction once the server runs again; a statement outside one may still apply.
     private static func nextResult(on handle: ConnectionHandle, state: inout State) throws(DatabaseError) -> OpaquePointer? {
-        let milliseconds = state.answerTimeout.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
         while PQisBusy(handle.pointer) == 1 {
             // What TLS has read and decrypted already, the socket no longer shows (libpq's own
             // wait looks there first too).
-            if postly_tls_pending(handle.pointer) == 0 {
-                var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(POLLIN), revents: 0)
-                let ready = poll(&descriptor, 1, milliseconds)
-                if ready < 0, errno == EINTR { continue }
-                if ready < 0 { throw lost(&state, handle) }
-                if ready == 0 {
-                    close(&state)
-                    throw .timedOut("no answer from the server within \(milliseconds) ms")
-                }
-            }
-            // Lost: `PQgetResult` now answers at once, with the error.
-            guard PQconsumeInput(handle.pointer) == 1 else { break }
+            if postly_tls_pending(handle.pointer) == 0 { try waitForSocket(POLLIN, handle, state: &state) }
+            guard try consumeInput(handle, state: &state) else { break }
         }
         return PQgetResult(handle.pointer)
+    }
+
+    /// Reads what the server sent; false once the connection is lost, whose error (the
+    /// server's own message, when it sent one before closing) `PQgetResult` then answers at
+    /// once. A read that failed with the connection still open is taken as lost: `PQgetResult`
+    /// would wait on it without limit.
+    private static func consumeInput(_ handle: ConnectionHandle, state: inout State) throws(DatabaseError) -> Bool {
+        if PQconsumeInput(handle.pointer) == 1 { return true }
+        if PQstatus(handle.pointer) == CONNECTION_OK { throw lost(&state, handle) }
+        return false
+    }
+
+    /// Sends what libpq still holds of the commands given it. A server that stops reading is
+    /// given up on as one that stops answering; while waiting to write, what it sends is read,
+    /// so that a server blocked on sending to us can go on reading.
+    private static func flush(_ handle: ConnectionHandle, state: inout State) throws(DatabaseError) {
+        while true {
+            switch PQflush(handle.pointer) {
+            case 0: return
+            case 1: try waitForSocket(POLLIN | POLLOUT, handle, state: &state)
+            default: throw lost(&state, handle)
+            }
+            guard try consumeInput(handle, state: &state) else { return }
+        }
+    }
+
+    /// Waits for the socket to be ready for `events`, no longer than the answer timeout, after
+    /// which the connection is closed.
+    private static func waitForSocket(_ events: Int32, _ handle: ConnectionHandle, state: inout State) throws(DatabaseError) {
+        let milliseconds = state.answerTimeout.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
+        while true {
+            var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(events), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return }
+            if ready < 0, errno == EINTR { continue }
+            if ready < 0 { throw lost(&state, handle) }
+            close(&state)
+            throw .timedOut("the server neither read nor answered within \(milliseconds) ms")
+        }
     }
 
     /// Sends what is pending, then `extra`, in one round trip (libpq's pipeline mode) and
@@ -470,6 +514,7 @@ final class PostgresConnection: Sendable {
             expected.append(.command(index))
         }
         guard PQpipelineSync(handle.pointer) == 1 else { throw Self.lost(&state, handle) }
+        try Self.flush(handle, state: &state)
         var results = [StatementResult?](repeating: nil, count: commands.count)
         var firstError: DatabaseError?
         for item in expected {

@@ -67,10 +67,10 @@ public struct ServiceConfiguration: Sendable {
             postgres.settings["statement_timeout"] = "\(statementTimeout)"
             // The server cancels a slow statement itself; this is for a server that cannot.
             postgres.answerTimeout = .milliseconds(statementTimeout + 5_000)
-            // A wait for a connection, then a statement that times out, answer before the
-            // gateway's 60 s; a pool busy that long is overloaded anyway.
-            postgres.leaseTimeout = .seconds(10)
         }
+        // A wait for a connection, then a statement that times out, answer before the gateway's
+        // 60 s; a pool busy that long is overloaded anyway.
+        postgres.leaseTimeout = .seconds(10)
         tracesEndpoint = environment.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? environment.string("OTEL_EXPORTER_OTLP_ENDPOINT")
         let sessionTimeout = Duration.milliseconds(environment.integer("KAFKA_SESSION_TIMEOUT_MS", default: 6000, in: 1000...300_000))
         kafka = KafkaConfiguration(

@@ -34,6 +34,70 @@ struct FrozenServerTests {
         }
     }
 
+    /// A statement larger than the kernel's buffers (here 64 MB of parameter) waits for the
+    /// server to read it: a frozen server never does, and the send waited until it was resumed.
+    @Test func aStatementAFrozenServerNeverReadsFailsInTime() async throws {
+        try await withFrozenBackendDatabase { database, backend in
+            let large = String(repeating: "x", count: 64 << 20)
+            // Prepared while the server runs: only the statement's parameters are then sent.
+            _ = try await database.query("SELECT length(\("x")) AS n")
+            try backend.stop(try await backendPID(database.query))
+            let started = ContinuousClock.now
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.query("SELECT length(\(large)) AS n")
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            guard case .timedOut? = error else {
+                Issue.record("expected timedOut, got \(String(describing: error))")
+                return
+            }
+            // A fresh connection, to a server that reads, takes the statement.
+            #expect(try await database.query("SELECT length(\(large)) AS n")[0].decode("n", as: Int.self) == large.count)
+        }
+    }
+
+    /// The same inside a transaction, whose statements are sent together with its `BEGIN`.
+    @Test func aTransactionAFrozenServerNeverReadsFailsInTimeAndNeverCommits() async throws {
+        try await withFrozenBackendDatabase { database, backend in
+            try await database.execute("CREATE TABLE steps (n int)")
+            let large = String(repeating: "x", count: 64 << 20)
+            try backend.stop(try await backendPID(database.query))
+            let started = ContinuousClock.now
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.transaction { try await $0.execute("INSERT INTO steps SELECT length(\(large))") }
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            guard case .timedOut? = error else {
+                Issue.record("expected timedOut, got \(String(describing: error))")
+                return
+            }
+            await backend.resumeAndWaitForItsEnd()
+            #expect(try await database.query("SELECT n FROM steps").isEmpty)
+            try await database.transaction { try await $0.execute("INSERT INTO steps SELECT length(\(large))") }
+            #expect(try await database.query("SELECT n FROM steps").map { try $0.decode("n", as: Int.self) } == [large.count])
+        }
+    }
+
+    /// A body that throws (a 404, a failed precondition) after the server froze: its `ROLLBACK`
+    /// waited for the server without limit, holding the request and the pooled connection.
+    @Test func aTransactionGivenUpOnByItsBodyEndsInTime() async throws {
+        struct GivenUp: Error {}
+        try await withFrozenBackendDatabase { database, backend in
+            try await database.execute("CREATE TABLE steps (n int)")
+            let started = ContinuousClock.now
+            await #expect(throws: GivenUp.self) {
+                try await database.transaction { connection in
+                    try await connection.execute("INSERT INTO steps VALUES (1)")
+                    try backend.stop(try await backendPID(connection.query))
+                    throw GivenUp()
+                }
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            await backend.resumeAndWaitForItsEnd()
+            #expect(try await database.query("SELECT n FROM steps").isEmpty)
+        }
+    }
+
     /// A statement after one that timed out inside the same transaction (a body that caught the
     /// error) must not run on a new connection outside the transaction, where it would commit
     /// alone and the transaction's COMMIT would report success.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostlyPostgres
 import Testing
 import TestSupport
@@ -188,6 +189,25 @@ struct TransactionTests {
             #expect(sqlState == "57014")
             #expect(error?.isUnavailable == true)
         }
+    }
+
+    /// After a failover an address may still lead to the former primary, now a standby: a new
+    /// connection to it is refused (and tried again), and a write on one already open is the
+    /// database unavailable (503, a consumer's later try), not a 500 or a dead letter.
+    @Test func aServerThatOnlyReadsIsTheDatabaseUnavailable() async throws {
+        let test = try await TestDatabase.create(poolSize: 1)
+        var readOnly = test.configuration
+        readOnly.settings["default_transaction_read_only"] = "on"
+        let standby = Database(configuration: readOnly, logger: Logger(label: "standby"))
+        let refused = await #expect(throws: DatabaseError.self) { try await standby.ping() }
+        #expect(refused?.isTransient == true)
+        await standby.close()
+
+        try await test.database.execute("CREATE TABLE steps (n int)")
+        try await test.database.execute("SET default_transaction_read_only = on")
+        let error = await #expect(throws: DatabaseError.self) { try await test.database.execute("INSERT INTO steps VALUES (1)") }
+        #expect(error?.isUnavailable == true)
+        await test.drop()
     }
 
     /// A transaction's first statement goes in one pipeline with its BEGIN and its

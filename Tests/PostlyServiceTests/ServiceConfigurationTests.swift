@@ -36,7 +36,7 @@ import TestSupport
     }
 
     /// The server's own timeout, ours 5 s later for a server that answers nothing at all, and
-    /// 10 s for a pooled connection.
+    /// 10 s for a pooled connection, whatever the statement timeout.
     @Test func aStatementTimeoutOf30SecondsUnlessSetOrTurnedOff() {
         let timeouts = { (environment: [String: String]) in
             let postgres = ServiceConfiguration(name: "posts", defaultPort: 8082, environment: Environment(environment)).postgres
@@ -44,7 +44,7 @@ import TestSupport
         }
         #expect(timeouts([:]) == ("30000", .seconds(35), .seconds(10)))
         #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "500"]) == ("500", .milliseconds(5_500), .seconds(10)))
-        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == (nil, nil, nil))
+        #expect(timeouts(["POSTGRES_STATEMENT_TIMEOUT_MS": "0"]) == (nil, nil, .seconds(10)))
     }
 
     @Test func emptyAndUnparsableValuesTakeTheDefault() {
