@@ -7,9 +7,9 @@ import ServiceLifecycle
 /// then applies what the change log says changed, whichever instance's consumer wrote it. It
 /// looks when the writers notify that a change committed, and every `interval` in case a
 /// notification was lost (the listening connection reconnects); so every instance answers a
-/// change moments after its commit. After a reindex switched the tables, and after it could
-/// not look for longer than the log is kept, it loads everything again (the old index answers
-/// meanwhile).
+/// change moments after its commit. After a reindex switched the tables, and when changes it
+/// has not read may have been pruned (`LogReach`), it loads everything again (the old index
+/// answers meanwhile).
 struct IndexFollower: Service {
     let index: SearchIndex
     let database: Database
@@ -31,13 +31,14 @@ struct IndexFollower: Service {
 
     private func follow(_ rows: IndexRows, doorbell: Doorbell) async {
         var generation: Int64?
-        var lastLook = ContinuousClock.now
+        var reach = LogReach(kept: ChangeLog.kept, now: .now)
         var lastPruning = ContinuousClock.now
         var backoff = Backoff()
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             var more = false
+            let looked = ContinuousClock.now
             do {
-                if let loaded = generation, let position = index.position, ContinuousClock.now - lastLook < ChangeLog.kept / 2 {
+                if let loaded = generation, let position = index.position, reach.mayReadOn(at: looked) {
                     let changes = try await rows.changes(
                         after: position, wordsAfter: index.lexicon.loadedUpTo, stored: index.stored.after(position, generation: loaded))
                     if changes.generation == loaded {
@@ -49,7 +50,7 @@ struct IndexFollower: Service {
                 } else {
                     generation = try await load(rows)
                 }
-                lastLook = .now
+                reach.looked(at: looked, reachedEnd: !more)
                 backoff.reset()
                 if ContinuousClock.now - lastPruning > ChangeLog.kept / 6 {
                     try await ChangeLog.prune(database)
