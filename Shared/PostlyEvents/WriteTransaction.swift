@@ -34,8 +34,10 @@ public struct WriteTransaction: Sendable {
             SELECT k.topic, k.key, k.count FROM unnest(\(locked.map(\.topic))::text[], \(locked.map(\.key))::text[], \(locked.map { counts[$0]! })::bigint[])
                 AS k(topic, key, count)
             ON CONFLICT (topic, key) DO UPDATE SET sequence = event_sequences.sequence + EXCLUDED.sequence
-            RETURNING topic, key, sequence
+            RETURNING topic, key, sequence, pg_current_xact_id()::text AS transaction_id
             """)
+        // A write that emits is settled by it if its COMMIT's answer is lost.
+        if let first = rows.first { connection.noteTransactionId(try first.decode("transaction_id")) }
         // Each key's events take its new numbers in order, up to the last returned.
         var next: [SequenceKey: Int64] = [:]
         for row in rows {

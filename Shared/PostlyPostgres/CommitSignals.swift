@@ -47,17 +47,6 @@ final class CommitSignals: Sendable {
     }
 }
 
-/// The signals one open transaction delivers when it commits.
-final class PendingCommitSignals: Sendable {
-    private let signals = Mutex<Set<CommitSignals.Signal>>([])
-
-    func add(_ signal: CommitSignals.Signal) {
-        signals.withLock { _ = $0.insert(signal) }
-    }
-
-    var all: Set<CommitSignals.Signal> { signals.withLock { $0 } }
-}
-
 /// A handler of `Database.onCommit(signalling:_:)`; `cancel()` removes it.
 public struct CommitSubscription: Sendable {
     let signals: CommitSignals

@@ -7,8 +7,8 @@ public struct DatabaseConnection: Sendable {
     let connection: PostgresConnection
     let threadPool: NIOThreadPool
     let commitSignals: CommitSignals
-    /// Inside `transaction`: what to signal when it commits.
-    var pendingSignals: PendingCommitSignals?
+    /// Inside `transaction`: what to signal when it commits, and its id.
+    var openTransaction: OpenTransaction?
 
     init(connection: PostgresConnection, threadPool: NIOThreadPool, commitSignals: CommitSignals) {
         self.connection = connection
@@ -21,8 +21,8 @@ public struct DatabaseConnection: Sendable {
     /// why this is not `NOTIFY`.
     public func signalAfterCommit(_ channel: String, payload: String = "") {
         let signal = CommitSignals.Signal(channel: channel, payload: payload)
-        if let pendingSignals {
-            pendingSignals.add(signal)
+        if let openTransaction {
+            openTransaction.add(signal)
         } else {
             commitSignals.deliver([signal])
         }
@@ -38,11 +38,18 @@ public struct DatabaseConnection: Sendable {
     /// outbox row). Inside a transaction it goes with the next statement or the commit, in the
     /// same round trip, and an error of it is thrown there; outside one it runs at once.
     public func executeLater(_ sql: SQL) async throws {
-        if pendingSignals != nil {  // set exactly inside `transaction`
+        if openTransaction != nil {  // set exactly inside `transaction`
             connection.runLater(sql)
         } else {
             try await execute(sql)
         }
+    }
+
+    /// The current transaction's id on the server (`pg_current_xact_id()::text`), as one of its
+    /// statements returned it: a COMMIT whose answer is lost is then settled by asking the
+    /// server what became of the transaction (`LostCommit`). Inside a transaction only.
+    public func noteTransactionId(_ id: String) {
+        openTransaction?.id = id
     }
 
     /// Runs a statement and returns the number of rows it affected.
@@ -84,8 +91,8 @@ public struct DatabaseConnection: Sendable {
         let connection = self.connection
         connection.begin("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
         var inTransaction = self
-        let signals = PendingCommitSignals()
-        inTransaction.pendingSignals = signals
+        let open = OpenTransaction()
+        inTransaction.openTransaction = open
         let value: T
         do {
             value = try await body(inTransaction)
@@ -94,20 +101,32 @@ public struct DatabaseConnection: Sendable {
             _ = try? await threadPool.runBlocking { try connection.rollback() }
             throw error
         }
-        let status: String
+        var status: String
         do {
             status = try await threadPool.runBlocking { try connection.commit() }
         } catch DatabaseError.commitOutcomeUnknown {
-            // The connection was lost with COMMIT on its way, which may have committed: its
-            // signals (wake-ups, caches dropped) go out anyway, harmless if it did not.
-            commitSignals.deliver(signals.all)
-            throw DatabaseError.commitOutcomeUnknown
+            let outcome =
+                if let id = open.id {
+                    await LostCommit.outcome(ofTransaction: id, configuration: connection.configuration, threadPool: threadPool)
+                } else {
+                    LostCommit.Outcome.unknown
+                }
+            switch outcome {
+            case .committed: status = "COMMIT"
+            // Nothing was written: as a connection lost before the commit, run again if retried.
+            case .rolledBack: throw DatabaseError.connectionFailed("the connection was lost during COMMIT, which did not commit")
+            case .unknown:
+                // It may have committed: its signals (wake-ups, caches dropped) go out anyway,
+                // harmless if it did not.
+                commitSignals.deliver(open.signals)
+                throw DatabaseError.commitOutcomeUnknown
+            }
         }
         // COMMIT of a transaction that an error (caught inside the body) aborted rolls back.
         guard status == "COMMIT" else {
             throw DatabaseError.server(sqlState: "25P02", message: "the transaction was aborted by an earlier error and rolled back")
         }
-        commitSignals.deliver(signals.all)
+        commitSignals.deliver(open.signals)
         return value
     }
 }

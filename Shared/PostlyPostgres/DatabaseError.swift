@@ -5,8 +5,9 @@ public enum DatabaseError: Error, Equatable, Sendable {
     /// The server is unreachable, refused us, or the connection was lost before a statement's
     /// outcome was known (class 08, 57P01-03). Inside a transaction nothing was committed.
     case connectionFailed(String)
-    /// The connection was lost while `COMMIT` was on its way: the transaction may or may not
-    /// have committed, so it must not simply be run again.
+    /// `COMMIT` went out and was never answered (the connection lost, the server silent), and
+    /// the server could not say afterwards what became of the transaction (`LostCommit`): it
+    /// may or may not have committed, so it must not simply be run again.
     case commitOutcomeUnknown
     /// SQLSTATE 23505, with the violated constraint's name when the server gives it.
     case uniqueViolation(constraint: String?)

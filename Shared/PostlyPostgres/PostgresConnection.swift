@@ -53,7 +53,7 @@ final class PostgresConnection: Sendable {
     /// Enough for every statement a service has; beyond it statements run unprepared.
     private static let preparedStatementLimit = 512
 
-    private let configuration: PostgresConfiguration
+    let configuration: PostgresConfiguration
     private let state: Mutex<State>
 
     init(configuration: PostgresConfiguration) {

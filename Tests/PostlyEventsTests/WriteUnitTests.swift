@@ -82,6 +82,35 @@ import TestSupport
         }
     }
 
+    /// A write's COMMIT lost with its connection (the backend ended while committing): the
+    /// transaction's id, which `emit` notes, lets the server say it rolled back, and the write
+    /// runs again, once, where it answered 503 (and a client's retry could write twice).
+    @Test func aWriteWhoseCommitWasLostIsSettledAndWrittenOnce() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            // A deferred trigger runs at COMMIT: the transaction is there, in COMMIT, for a second.
+            try await database.withConnection { try await $0.executeScript(unescaped: """
+                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+                CREATE CONSTRAINT TRIGGER rows_slow_commit AFTER UPDATE ON rows DEFERRABLE INITIALLY DEFERRED
+                    FOR EACH ROW EXECUTE FUNCTION slow_commit();
+                """) }
+            let writes = WriteUnit(database: database, producer: "tests", logger: testLogger)
+            let committing = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'COMMIT' AND pid <> pg_backend_pid()"
+            async let terminated = eventually(within: .seconds(10)) {
+                try await !database.query("SELECT pg_terminate_backend(pid) FROM (\(unescaped: committing)) AS c").isEmpty
+            }
+            let user = UserSnapshot(userId: "u", name: "U", profilePicture: nil)
+            let event = try await writes.write { transaction in
+                try await transaction.connection.execute("UPDATE rows SET n = n + 1 WHERE id = 'a'")
+                return try await transaction.emit(.userUpdated(user), key: "u", actorId: "u")
+            }
+            #expect(try await terminated)
+            #expect(event.sequence == 1)
+            #expect(try await database.query("SELECT n FROM rows WHERE id = 'a'")[0].decode("n", as: Int.self) == 1)
+            #expect(try await database.query("SELECT id FROM outbox").count == 1)
+        }
+    }
+
     @Test func aTransientErrorThatPersistsIsThrownAfterTheLastAttempt() async throws {
         try await TestDatabase.with { database in
             try await schema.apply(to: database)

@@ -98,6 +98,23 @@ struct FrozenServerTests {
         }
     }
 
+    /// COMMIT sent to a server that froze before reading it: the client gives up on the answer,
+    /// and the server, running again, commits. Asked afterwards, it says so, and the write
+    /// answers as committed; a 503 would have had the client write it again.
+    @Test func aCommitWhoseAnswerNeverCameIsSettledAsCommitted() async throws {
+        try await withFrozenBackendDatabase { database, backend in
+            try await database.execute("CREATE TABLE steps (n int)")
+            let answer = try await database.retryingTransaction { connection in
+                let id = try await connection.query("INSERT INTO steps VALUES (1) RETURNING pg_current_xact_id()::text AS id")[0]
+                connection.noteTransactionId(try id.decode("id"))
+                try backend.stop(try await backendPID(connection.query), resumingAfter: .seconds(3))
+                return 7
+            }
+            #expect(answer == 7)
+            #expect(try await database.query("SELECT n FROM steps").map { try $0.decode("n", as: Int.self) } == [1])
+        }
+    }
+
     /// A statement after one that timed out inside the same transaction (a body that caught the
     /// error) must not run on a new connection outside the transaction, where it would commit
     /// alone and the transaction's COMMIT would report success.
@@ -181,18 +198,18 @@ private func backendPID(_ query: (SQL) async throws -> [Row]) async throws -> pi
     try await query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: pid_t.self)
 }
 
-/// One stopped PostgreSQL backend, resumed by `resumeAndWaitForItsEnd` or 10 s after it was
-/// stopped.
+/// One stopped PostgreSQL backend, resumed by `resumeAndWaitForItsEnd` or a while (10 s unless
+/// told) after it was stopped.
 private final class FrozenBackend: Sendable {
     private let state = Mutex<(pid: pid_t?, timer: Task<Void, Never>?)>((nil, nil))
 
-    func stop(_ pid: pid_t) throws {
+    func stop(_ pid: pid_t, resumingAfter delay: Duration = .seconds(10)) throws {
         // Only ever a PostgreSQL process of this machine's test server.
         let command = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
         try #require(command.hasPrefix("postgres"), "process \(pid) is \(command)")
         try #require(kill(pid, SIGSTOP) == 0)
         let timer = Task {
-            guard (try? await Task.sleep(for: .seconds(10))) != nil else { return }
+            guard (try? await Task.sleep(for: delay)) != nil else { return }
             kill(pid, SIGCONT)
         }
         state.withLock { $0 = (pid, timer) }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostlyPostgres
+import Synchronization
 import Testing
 import TestSupport
 
@@ -188,6 +189,33 @@ struct TransactionTests {
             }
             #expect(sqlState == "57014")
             #expect(error?.isUnavailable == true)
+        }
+    }
+
+    /// COMMIT lost with its connection (the backend ended while committing) rolled back: asked
+    /// afterwards, the server says so, and the write runs again, once.
+    @Test func aCommitLostWithItsConnectionThatRolledBackIsRunAgain() async throws {
+        try await TestDatabase.with { database in
+            // A deferred trigger runs at COMMIT: the transaction is there, in COMMIT, for a second.
+            try await database.withConnection { try await $0.executeScript(unescaped: """
+                CREATE TABLE items (n int);
+                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+                CREATE CONSTRAINT TRIGGER items_slow_commit AFTER INSERT ON items DEFERRABLE INITIALLY DEFERRED
+                    FOR EACH ROW EXECUTE FUNCTION slow_commit();
+                """) }
+            let committing = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'COMMIT' AND pid <> pg_backend_pid()"
+            async let terminated = eventually(within: .seconds(10)) {
+                try await !database.query("SELECT pg_terminate_backend(pid) FROM (\(unescaped: committing)) AS c").isEmpty
+            }
+            let attempts = Mutex(0)
+            try await database.retryingTransaction { connection in
+                attempts.withLock { $0 += 1 }
+                let id = try await connection.query("INSERT INTO items VALUES (1) RETURNING pg_current_xact_id()::text AS id")[0]
+                connection.noteTransactionId(try id.decode("id"))
+            }
+            #expect(try await terminated)
+            #expect(attempts.withLock { $0 } == 2)
+            #expect(try await database.query("SELECT n FROM items").map { try $0.decode("n", as: Int.self) } == [1])
         }
     }
 
