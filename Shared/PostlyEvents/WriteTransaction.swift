@@ -36,8 +36,19 @@ public struct WriteTransaction: Sendable {
             ON CONFLICT (topic, key) DO UPDATE SET sequence = event_sequences.sequence + EXCLUDED.sequence
             RETURNING topic, key, sequence, pg_current_xact_id()::text AS transaction_id
             """)
-        // A write that emits is settled by it if its COMMIT's answer is lost.
-        if let first = rows.first { connection.noteTransactionId(try first.decode("transaction_id")) }
+        // What settles the write if its COMMIT's answer is lost: its id, and as the evidence of
+        // its commit the key's sequence at least as far as it took it (short of that, another
+        // write of the same key must have committed meanwhile, under our id given out again).
+        if let first = rows.first {
+            let topic: String = try first.decode("topic"), key: String = try first.decode("key")
+            let sequence = try first.decode("sequence", as: Int64.self)
+            connection.noteTransactionId(
+                try first.decode("transaction_id"),
+                evidence: """
+                    SELECT EXISTS (SELECT 1 FROM event_sequences WHERE topic = \(topic) AND key = \(key) AND sequence >= \(sequence))::text
+                        AS present
+                    """)
+        }
         // Each key's events take its new numbers in order, up to the last returned.
         var next: [SequenceKey: Int64] = [:]
         for row in rows {

@@ -46,10 +46,12 @@ public struct DatabaseConnection: Sendable {
     }
 
     /// The current transaction's id on the server (`pg_current_xact_id()::text`), as one of its
-    /// statements returned it: a COMMIT whose answer is lost is then settled by asking the
-    /// server what became of the transaction (`LostCommit`). Inside a transaction only.
-    public func noteTransactionId(_ id: String) {
-        openTransaction?.id = id
+    /// statements returned it, and `evidence`, a query whose one row's `present` says that a
+    /// row only this transaction can have written is there: a COMMIT whose answer is lost is
+    /// then settled by asking the server what became of the transaction (`LostCommit`).
+    /// Inside a transaction only.
+    public func noteTransactionId(_ id: String, evidence: SQL) {
+        openTransaction?.identity = .init(id: id, evidence: evidence)
     }
 
     /// Runs a statement and returns the number of rows it affected.
@@ -106,8 +108,8 @@ public struct DatabaseConnection: Sendable {
             status = try await threadPool.runBlocking { try connection.commit() }
         } catch DatabaseError.commitOutcomeUnknown {
             let outcome =
-                if let id = open.id {
-                    await LostCommit.outcome(ofTransaction: id, configuration: connection.configuration, threadPool: threadPool)
+                if let identity = open.identity {
+                    await LostCommit.outcome(of: identity, configuration: connection.configuration, threadPool: threadPool)
                 } else {
                     LostCommit.Outcome.unknown
                 }

@@ -88,17 +88,9 @@ import TestSupport
     @Test func aWriteWhoseCommitWasLostIsSettledAndWrittenOnce() async throws {
         try await TestDatabase.with { database in
             try await schema.apply(to: database)
-            // A deferred trigger runs at COMMIT: the transaction is there, in COMMIT, for a second.
-            try await database.withConnection { try await $0.executeScript(unescaped: """
-                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
-                CREATE CONSTRAINT TRIGGER rows_slow_commit AFTER UPDATE ON rows DEFERRABLE INITIALLY DEFERRED
-                    FOR EACH ROW EXECUTE FUNCTION slow_commit();
-                """) }
+            try await database.slowCommits(of: "rows")
             let writes = WriteUnit(database: database, producer: "tests", logger: testLogger)
-            let committing = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'COMMIT' AND pid <> pg_backend_pid()"
-            async let terminated = eventually(within: .seconds(10)) {
-                try await !database.query("SELECT pg_terminate_backend(pid) FROM (\(unescaped: committing)) AS c").isEmpty
-            }
+            async let terminated = database.endBackendCommitting()
             let user = UserSnapshot(userId: "u", name: "U", profilePicture: nil)
             let event = try await writes.write { transaction in
                 try await transaction.connection.execute("UPDATE rows SET n = n + 1 WHERE id = 'a'")

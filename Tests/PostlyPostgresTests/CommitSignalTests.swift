@@ -51,20 +51,12 @@ struct CommitSignalTests {
     /// the signal drops must not keep what it may have changed.
     @Test func aCommitWhoseOutcomeIsUnknownStillSignals() async throws {
         try await TestDatabase.with { database in
-            // A deferred trigger runs at COMMIT: the transaction is there, in COMMIT, for a second.
-            try await database.withConnection { try await $0.executeScript(unescaped: """
-                CREATE TABLE items (n int);
-                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
-                CREATE CONSTRAINT TRIGGER items_slow_commit AFTER INSERT ON items DEFERRABLE INITIALLY DEFERRED
-                    FOR EACH ROW EXECUTE FUNCTION slow_commit();
-                """) }
+            try await database.execute("CREATE TABLE items (n int)")
+            try await database.slowCommits(of: "items")
             let heard = Heard()
             let subscription = database.onCommit(signalling: "items") { payload in heard.payloads.withLock { $0.append(payload) } }
             defer { subscription.cancel() }
-            let committing = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'COMMIT' AND pid <> pg_backend_pid()"
-            async let terminated = eventually(within: .seconds(10)) {
-                try await !database.query("SELECT pg_terminate_backend(pid) FROM (\(unescaped: committing)) AS c").isEmpty
-            }
+            async let terminated = database.endBackendCommitting()
             let error = await #expect(throws: DatabaseError.self) {
                 try await database.transaction { connection in
                     try await connection.execute("INSERT INTO items VALUES (1)")

@@ -106,7 +106,7 @@ struct FrozenServerTests {
             try await database.execute("CREATE TABLE steps (n int)")
             let answer = try await database.retryingTransaction { connection in
                 let id = try await connection.query("INSERT INTO steps VALUES (1) RETURNING pg_current_xact_id()::text AS id")[0]
-                connection.noteTransactionId(try id.decode("id"))
+                connection.noteTransactionId(try id.decode("id"), evidence: "SELECT EXISTS (SELECT 1 FROM steps WHERE n = 1)::text AS present")
                 try backend.stop(try await backendPID(connection.query), resumingAfter: .seconds(3))
                 return 7
             }

@@ -196,26 +196,56 @@ struct TransactionTests {
     /// afterwards, the server says so, and the write runs again, once.
     @Test func aCommitLostWithItsConnectionThatRolledBackIsRunAgain() async throws {
         try await TestDatabase.with { database in
-            // A deferred trigger runs at COMMIT: the transaction is there, in COMMIT, for a second.
-            try await database.withConnection { try await $0.executeScript(unescaped: """
-                CREATE TABLE items (n int);
-                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
-                CREATE CONSTRAINT TRIGGER items_slow_commit AFTER INSERT ON items DEFERRABLE INITIALLY DEFERRED
-                    FOR EACH ROW EXECUTE FUNCTION slow_commit();
-                """) }
-            let committing = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'COMMIT' AND pid <> pg_backend_pid()"
-            async let terminated = eventually(within: .seconds(10)) {
-                try await !database.query("SELECT pg_terminate_backend(pid) FROM (\(unescaped: committing)) AS c").isEmpty
-            }
+            try await database.execute("CREATE TABLE items (n int)")
+            try await database.slowCommits(of: "items")
+            async let terminated = database.endBackendCommitting()
             let attempts = Mutex(0)
             try await database.retryingTransaction { connection in
                 attempts.withLock { $0 += 1 }
                 let id = try await connection.query("INSERT INTO items VALUES (1) RETURNING pg_current_xact_id()::text AS id")[0]
-                connection.noteTransactionId(try id.decode("id"))
+                connection.noteTransactionId(try id.decode("id"), evidence: "SELECT EXISTS (SELECT 1 FROM items)::text AS present")
             }
             #expect(try await terminated)
             #expect(attempts.withLock { $0 } == 2)
             #expect(try await database.query("SELECT n FROM items").map { try $0.decode("n", as: Int.self) } == [1])
+        }
+    }
+
+    /// An id the server never recorded (a crash lost the transaction's WAL) may be given out
+    /// again: the transaction that gets it answers for ours. Committed, it is not believed
+    /// without the evidence of our rows; not given out yet ("in the future"), nothing of ours
+    /// committed, and the write runs again.
+    @Test func aCommitIsSettledOnlyByTheTransactionsOwnRecord() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE items (n int)")
+            try await database.slowCommits(of: "items")
+            let committedElsewhere = try await database.transaction { connection in
+                try await connection.query("SELECT pg_current_xact_id()::text AS id")[0].decode("id", as: String.self)
+            }
+            let notYetGiven = try await database.query("SELECT (pg_current_xact_id()::text::bigint + 1000000)::text AS id")[0]
+                .decode("id", as: String.self)
+            let evidence: SQL = "SELECT EXISTS (SELECT 1 FROM items)::text AS present"
+
+            async let terminated = database.endBackendCommitting()
+            let error = await #expect(throws: DatabaseError.self) {
+                try await database.retryingTransaction { connection in
+                    try await connection.execute("INSERT INTO items VALUES (1)")
+                    connection.noteTransactionId(committedElsewhere, evidence: evidence)
+                }
+            }
+            #expect(try await terminated)
+            #expect(error == .commitOutcomeUnknown)
+
+            async let terminatedAgain = database.endBackendCommitting()
+            let attempts = Mutex(0)
+            try await database.retryingTransaction { connection in
+                attempts.withLock { $0 += 1 }
+                try await connection.execute("INSERT INTO items VALUES (2)")
+                connection.noteTransactionId(notYetGiven, evidence: evidence)
+            }
+            #expect(try await terminatedAgain)
+            #expect(attempts.withLock { $0 } == 2)
+            #expect(try await database.query("SELECT n FROM items").map { try $0.decode("n", as: Int.self) } == [2])
         }
     }
 
