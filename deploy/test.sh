@@ -36,6 +36,9 @@ swift test --skip-build --no-parallel "$@" 2>&1 | tee "$run/swift-test.log" || {
   exit 1
 }
 
+# Outbound calls while the name server does not answer (a resolver of its own, in a mount
+# namespace).
+"$postly_root/deploy/check-silent-dns.sh"
 # The retries of what reaches the network while installing (deploy/retry.sh).
 "$postly_root/deploy/check-retry.sh"
 # up.sh's state folder in a checkout under a private folder (/root).

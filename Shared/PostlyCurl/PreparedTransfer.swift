@@ -78,6 +78,10 @@ struct PreparedTransfer: Sendable {
             }
         }
         try check(postly_curl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        // A transfer that times out while its name is looked up leaves the lookup's thread to
+        // finish alone: otherwise libcurl waits for it (as long as a name server that does not
+        // answer takes), and every other transfer of the loop waits too.
+        try check(postly_curl_easy_setopt_long(handle, CURLOPT_QUICK_EXIT, 1), "QUICK_EXIT")
         try check(postly_curl_easy_setopt_string(handle, CURLOPT_URL, request.url), "URL")
         try check(postly_curl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
         try check(postly_curl_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "REDIR_PROTOCOLS_STR")

@@ -310,7 +310,7 @@ private func withClient(
     await client.shutdown()
 }
 
-private func withServerAndClient(
+func withServerAndClient(
     _ configuration: CurlHTTPClient.Configuration = .init(),
     _ body: (TestServer, CurlHTTPClient) async throws -> Void
 ) async throws {
