@@ -88,21 +88,22 @@ final class PostgresConnection: Sendable {
     /// after what is pending. Returns the last command's status tag.
     @discardableResult
     func runScript(_ text: String) throws(DatabaseError) -> String {
-        // The server answers a script's statements together, after the last: each may take up
-        // to `statement_timeout`, so no answer timeout applies (scripts are migrations and the
-        // search reindex's schema swaps).
-        try state.withLock { state throws(DatabaseError) in try runText(text, answerTimeout: nil, state: &state) }
+        try state.withLock { state throws(DatabaseError) in
+            // The server answers a script's statements together, after the last: each may take
+            // up to `statement_timeout`, so no answer timeout applies (scripts are migrations and
+            // the search reindex's schema swaps).
+            let answerTimeout = state.answerTimeout
+            state.answerTimeout = nil
+            defer { state.answerTimeout = answerTimeout }
+            return try runText(text, state: &state)
+        }
     }
 
-    /// Runs `text` unprepared, after what is pending, waiting for its answer no longer than
-    /// `answerTimeout`; returns the last command's status tag.
-    private func runText(_ text: String, answerTimeout: Duration?, state: inout State) throws(DatabaseError) -> String {
+    /// Runs `text` unprepared, after what is pending; returns the last command's status tag.
+    private func runText(_ text: String, state: inout State) throws(DatabaseError) -> String {
         let handle = try ensureConnected(&state)
         defer { Self.recordTransactionStatus(&state) }
         if !state.pending.isEmpty { _ = try runPipeline(afterPending: [], on: handle, state: &state) }
-        let connectionTimeout = state.answerTimeout
-        state.answerTimeout = answerTimeout
-        defer { state.answerTimeout = connectionTimeout }
         let result = try exchange(on: handle, state: &state) { PQsendQuery($0, text) }
         defer { PQclear(result) }
         try Self.check(result, handle)
@@ -162,7 +163,7 @@ final class PostgresConnection: Sendable {
         guard begun else { return }
         try state.withLock { state throws(DatabaseError) in
             defer { state.transactionSent = false }
-            _ = try runText("ROLLBACK", answerTimeout: state.answerTimeout, state: &state)
+            _ = try runText("ROLLBACK", state: &state)
         }
     }
 
@@ -304,14 +305,9 @@ final class PostgresConnection: Sendable {
         }
         guard let pointer else { throw .connectionFailed("libpq could not allocate a connection") }
         let handle = ConnectionHandle(pointer: pointer)
-        guard PQstatus(pointer) == CONNECTION_OK else {
-            let message = Self.errorMessage(handle)
-            PQfinish(pointer)
-            throw .connectionFailed(message)
-        }
         // Sends never block: a server that stops reading (frozen, its receive window full) is
         // waited for in `flush`, no longer than the answer timeout.
-        guard PQsetnonblocking(pointer, 1) == 0 else {
+        guard PQstatus(pointer) == CONNECTION_OK, PQsetnonblocking(pointer, 1) == 0 else {
             let message = Self.errorMessage(handle)
             PQfinish(pointer)
             throw .connectionFailed(message)

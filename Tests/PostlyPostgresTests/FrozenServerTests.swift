@@ -16,16 +16,10 @@ struct FrozenServerTests {
         try await withFrozenBackendDatabase { database, backend in
             try await database.execute("CREATE TABLE steps (n int)")
             try backend.stop(try await backendPID(database.query))
-            let started = ContinuousClock.now
-            let error = await #expect(throws: DatabaseError.self) {
+            guard let error = await expectTimedOutInTime({
                 try await database.transaction { try await $0.execute("INSERT INTO steps VALUES (1)") }
-            }
-            #expect(ContinuousClock.now - started < .seconds(5))
-            guard case .timedOut? = error else {
-                Issue.record("expected timedOut, got \(String(describing: error))")
-                return
-            }
-            #expect(error?.isUnavailable == true)
+            }) else { return }
+            #expect(error.isUnavailable)
             // The pool's one connection is opened afresh and serves at once.
             #expect(try await database.query("SELECT n FROM steps").isEmpty)
             // The stopped backend, running again, finds its client gone and rolls back.
@@ -42,15 +36,9 @@ struct FrozenServerTests {
             // Prepared while the server runs: only the statement's parameters are then sent.
             _ = try await database.query("SELECT length(\("x")) AS n")
             try backend.stop(try await backendPID(database.query))
-            let started = ContinuousClock.now
-            let error = await #expect(throws: DatabaseError.self) {
+            guard await expectTimedOutInTime({
                 try await database.query("SELECT length(\(large)) AS n")
-            }
-            #expect(ContinuousClock.now - started < .seconds(5))
-            guard case .timedOut? = error else {
-                Issue.record("expected timedOut, got \(String(describing: error))")
-                return
-            }
+            }) != nil else { return }
             // A fresh connection, to a server that reads, takes the statement.
             #expect(try await database.query("SELECT length(\(large)) AS n")[0].decode("n", as: Int.self) == large.count)
         }
@@ -62,15 +50,9 @@ struct FrozenServerTests {
             try await database.execute("CREATE TABLE steps (n int)")
             let large = String(repeating: "x", count: 64 << 20)
             try backend.stop(try await backendPID(database.query))
-            let started = ContinuousClock.now
-            let error = await #expect(throws: DatabaseError.self) {
+            guard await expectTimedOutInTime({
                 try await database.transaction { try await $0.execute("INSERT INTO steps SELECT length(\(large))") }
-            }
-            #expect(ContinuousClock.now - started < .seconds(5))
-            guard case .timedOut? = error else {
-                Issue.record("expected timedOut, got \(String(describing: error))")
-                return
-            }
+            }) != nil else { return }
             await backend.resumeAndWaitForItsEnd()
             #expect(try await database.query("SELECT n FROM steps").isEmpty)
             try await database.transaction { try await $0.execute("INSERT INTO steps SELECT length(\(large))") }
@@ -158,17 +140,24 @@ struct FrozenServerTests {
                 }
             }
             #expect(try await eventually { held.value })
-            let started = ContinuousClock.now
-            let error = await #expect(throws: DatabaseError.self) { try await database.ping() }
-            #expect(ContinuousClock.now - started < .seconds(5))
-            guard case .timedOut? = error else {
-                Issue.record("expected timedOut, got \(String(describing: error))")
-                return
-            }
+            guard await expectTimedOutInTime({ try await database.ping() }) != nil else { return }
             try await holding.value
             try await database.ping()
         }
     }
+}
+
+/// Runs `body`, which must fail with `timedOut` within 5 s (the answer and lease timeouts here
+/// are 2 s); returns the error, or nil with the issue recorded.
+private func expectTimedOutInTime<T>(_ body: () async throws -> T) async -> DatabaseError? {
+    let started = ContinuousClock.now
+    let error = await #expect(throws: DatabaseError.self) { _ = try await body() }
+    #expect(ContinuousClock.now - started < .seconds(5))
+    guard case .timedOut? = error else {
+        Issue.record("expected timedOut, got \(String(describing: error))")
+        return nil
+    }
+    return error
 }
 
 /// A fresh database with a pool of one connection, 2 s answer and lease timeouts, and a backend
