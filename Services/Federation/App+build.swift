@@ -51,7 +51,8 @@ struct FederationParts: Sendable {
         let remoteActors = RemoteActors(
             database: kit.database, http: http, keys: keys, urls: urls, lifetime: configuration.keyCacheLifetime, budget: KeyFetchBudget(),
             logger: kit.logger)
-        verifier = SignatureVerifier(actors: remoteActors, window: configuration.signatureWindow, clock: clock)
+        verifier = SignatureVerifier(
+            actors: remoteActors, window: configuration.signatureWindow, keyFetchTime: configuration.keyFetchTime, clock: clock)
         processor = InboxProcessor(writes: kit.writes, documents: documents, actors: actors)
     }
 }

@@ -28,6 +28,9 @@ public struct FederationConfiguration: Sendable {
     public var deliveryConcurrency: Int
     /// How long a delivery or a key fetch may take.
     public var requestTimeout: Duration = .seconds(10)
+    /// How long the key fetches of one signature check may take together: under the 30 s a
+    /// Mastodon sender waits for an answer, and the gateway's 60 s.
+    public var keyFetchTime: Duration = .seconds(20)
     /// How long a fetched remote key is trusted before it is fetched again.
     public var keyCacheLifetime: TimeInterval = 24 * 3600
     /// How far in the past (12 h, Mastodon's window) and the future (1 h of clock skew) a

@@ -22,6 +22,7 @@ struct FederationTestService: Sendable {
 
     static func run(
         allowPrivateNetworks: Bool = true, deliveryConcurrency: Int = 64,
+        configure: @escaping @Sendable (inout FederationConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (FederationTestService) async throws -> Void
     ) async throws {
         try await ServiceTestHarness.run { setup in
@@ -32,6 +33,7 @@ struct FederationTestService: Sendable {
             ])
             configuration.service.postgres = setup.postgres
             configuration.service.kafka = setup.kafka
+            configure(&configuration)
             return try buildApplication(configuration, logger: testLogger, options: setup.options)
         } _: { harness in
             try await body(FederationTestService(harness: harness))
@@ -123,6 +125,8 @@ final class RemotePeer: Sendable {
     let publishedInboxes = Locked<(inbox: String, shared: String)?>(nil)
     /// What `/media/{name}` serves (a file anyone may upload to the peer's server).
     let upload = Locked<JSONValue?>(nil)
+    /// How long the actor documents take to answer.
+    let documentDelay = Locked<Duration?>(nil)
     /// How many times `/keys/{n}`, where no key is, was asked for.
     let missingKeyFetches = Locked(0)
 
@@ -142,6 +146,7 @@ final class RemotePeer: Sendable {
         let router = Router()
         router.get("actor") { _, _ -> Response in
             guard let peer = peer.value else { return Response(status: .serviceUnavailable) }
+            if let delay = peer.documentDelay.value { try await Task.sleep(for: delay) }
             return Response(
                 status: .ok, headers: [.contentType: "application/activity+json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: peer.actorDocument.bytes)))
@@ -153,6 +158,7 @@ final class RemotePeer: Sendable {
         // Other actors of the same server, with the same key under their own key ids.
         router.get("users/:name") { _, context -> Response in
             guard let peer = peer.value, let name = context.parameters.get("name") else { return Response(status: .serviceUnavailable) }
+            if let delay = peer.documentDelay.value { try await Task.sleep(for: delay) }
             // A renamed actor lives at its new id.
             let id = peer.base + "/users/" + name
             let document = peer.renamedActorId.value == id ? peer.actorDocument : peer.actorDocument(id: id)

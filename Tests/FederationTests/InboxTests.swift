@@ -165,6 +165,31 @@ import TestSupport
         }
     }
 
+    /// A key whose documents each answer just inside the request timeout: the check ends at its
+    /// deadline (1.5 s here) with a 401. The two fetches it chained, and their refetch once the
+    /// signature failed, took 3.6 s; at the defaults, such chains held a request 2 minutes.
+    @Test func aSignatureCheckEndsAtItsDeadlineHoweverManyFetchesItsKeyChains() async throws {
+        try await FederationTestService.run(configure: {
+            $0.requestTimeout = .seconds(1)
+            $0.keyFetchTime = .milliseconds(1500)
+        }) { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                // The actor's document names another id, fetched in turn; the wrong key makes
+                // the check fetch both again.
+                peer.renamedActorId.withLock { $0 = peer.base + "/users/bob" }
+                peer.documentDelay.withLock { $0 = .milliseconds(900) }
+                let mallory = try ActorKeyPair.generate()
+                let started = ContinuousClock.now
+                let answer = try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer, key: mallory)
+                let took = started.duration(to: .now)
+                #expect(answer.status == .unauthorized, "\(answer.text)")
+                #expect(took < .milliseconds(2500), "\(took)")
+                #expect(try await followers(service) == 0)
+            }
+        }
+    }
+
     /// A key id on a name that resolves to a private address here and one on a name that does
     /// not resolve get the same refusal, naming neither: the inbox tells no one which of our
     /// internal names exist.

@@ -28,8 +28,9 @@ final class HostResolver: Sendable {
     }
 
     /// The addresses of `host` (an address literal is its own); none when the lookup failed,
-    /// took longer than `timeout`, or had to wait behind `pendingLimit` others.
-    func addresses(of host: String) async -> [String] {
+    /// took longer than `timeout` (or `limit`, when shorter), or had to wait behind
+    /// `pendingLimit` others.
+    func addresses(of host: String, within limit: Duration? = nil) async -> [String] {
         guard pending.add(1, ordering: .relaxed).newValue <= pendingLimit else {
             pending.subtract(1, ordering: .relaxed)
             return []
@@ -37,7 +38,7 @@ final class HostResolver: Sendable {
         return await withCheckedContinuation { continuation in
             let answer = FirstAnswer(continuation)
             let deadline = Task { [timeout] in
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: min(timeout, limit ?? timeout))
                 answer.give([])
             }
             threads.submit { [self] state in

@@ -16,10 +16,13 @@ struct OutboundHTTP: Sendable {
 
     static let activityAccept = #"application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams""#
 
-    /// A GET of an ActivityPub document, signed by `key` as `keyId`.
-    func get(_ url: String, keyId: String, key: ActorKeyPair) async throws -> CurlHTTPClient.Response {
+    /// A GET of an ActivityPub document, signed by `key` as `keyId`, ended by `deadline` if its
+    /// own timeout has not ended it before.
+    func get(_ url: String, keyId: String, key: ActorKeyPair, by deadline: ContinuousClock.Instant) async throws -> CurlHTTPClient.Response {
         let headers = try HTTPSignature.sign(method: "GET", url: url, body: nil, keyId: keyId, key: key)
-        return try await send(.init(method: "GET", url: url, headers: headers + [("Accept", Self.activityAccept)], maxResponseBytes: 1 << 20))
+        return try await send(
+            .init(method: "GET", url: url, headers: headers + [("Accept", Self.activityAccept)], maxResponseBytes: 1 << 20),
+            by: min(deadline, .now + timeout))
     }
 
     /// A POST of an activity, signed by `key` as `keyId`.
@@ -27,22 +30,27 @@ struct OutboundHTTP: Sendable {
         let started = ContinuousClock.now
         let headers = try HTTPSignature.sign(method: "POST", url: url, body: body, keyId: keyId, key: key)
         Self.signing.recordSeconds(started.duration(to: .now).seconds)
-        return try await send(.init(
-            method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10))
+        return try await send(
+            .init(method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10),
+            by: .now + timeout)
     }
 
-    private func send(_ request: CurlHTTPClient.Request) async throws -> CurlHTTPClient.Response {
+    /// `request`, its name lookup included, ended by `deadline`.
+    private func send(_ request: CurlHTTPClient.Request, by deadline: ContinuousClock.Instant) async throws -> CurlHTTPClient.Response {
         var request = request
-        request.timeout = timeout
-        request.resolve = try await pinnedAddress(of: request.url)
+        request.resolve = try await pinnedAddress(of: request.url, within: ContinuousClock.now.duration(to: deadline))
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { throw CurlError.timeout }
+        request.timeout = left
         return try await client.execute(request)
     }
 
-    /// curl's `HOST:PORT:ADDRESS` pin for `url`'s host, after checking its addresses.
-    func pinnedAddress(of url: String) async throws -> [String] {
+    /// curl's `HOST:PORT:ADDRESS` pin for `url`'s host, after checking its addresses (looked up
+    /// for `limit` at most, when given).
+    func pinnedAddress(of url: String, within limit: Duration? = nil) async throws -> [String] {
         guard let parts = URLParts(url) else { throw OutboundError.invalidURL }
         guard !allowPrivateNetworks else { return [] }
-        let addresses = await HostResolver.shared.addresses(of: parts.host)
+        let addresses = await HostResolver.shared.addresses(of: parts.host, within: limit)
         guard let first = addresses.first else { throw OutboundError.unresolvable(parts.host) }
         guard addresses.allSatisfy(PublicAddress.isPublic) else { throw OutboundError.privateAddress(parts.host) }
         let pinned = first.contains(":") ? "[\(first)]" : first

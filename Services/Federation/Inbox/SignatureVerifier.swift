@@ -6,6 +6,9 @@ import Foundation
 struct SignatureVerifier: Sendable {
     let actors: RemoteActors
     let window: ClosedRange<TimeInterval>
+    /// How long one check's key fetches may take together: a hostile `keyId` can chain four
+    /// fetches and a refetch of four, each up to the request timeout.
+    let keyFetchTime: Duration
     let clock: @Sendable () -> Date
 
     /// Throws `SignatureError` (401), or the database's errors (503).
@@ -13,9 +16,10 @@ struct SignatureVerifier: Sendable {
         guard let header = request.header("signature") else { throw SignatureError.missing }
         let signature = try HTTPSignature(header: header)
         let signingString = try signature.checkedSigningString(of: request, body: body, now: clock(), window: window)
-        var actor = try await actors.actor(keyId: signature.keyId)
+        let deadline = ContinuousClock.now + keyFetchTime
+        var actor = try await actors.actor(keyId: signature.keyId, by: deadline)
         if try !verifies(signature, signingString, with: actor) {
-            actor = try await actors.actor(keyId: signature.keyId, refresh: true)
+            actor = try await actors.actor(keyId: signature.keyId, refresh: true, by: deadline)
             guard try verifies(signature, signingString, with: actor) else { throw SignatureError.badSignature }
         }
         return actor

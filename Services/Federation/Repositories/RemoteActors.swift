@@ -29,10 +29,11 @@ struct RemoteActors: Sendable {
     static let longestURL = 2_048
 
     /// The actor whose key `keyId` is; `refresh` fetches it even when stored and fresh (the
-    /// one refetch after a signature failed: the actor may have rotated its key).
+    /// one refetch after a signature failed: the actor may have rotated its key). Its fetches
+    /// (up to four: a key, its owner, and the ids each names) end by `deadline`.
     /// Throws `SignatureError.keyUnavailable` when the key cannot be had, `keyFetchesDeferred`
     /// past the budget, and the database's own errors (503) when it cannot be asked.
-    func actor(keyId: String, refresh: Bool = false) async throws -> RemoteActor {
+    func actor(keyId: String, refresh: Bool = false, by deadline: ContinuousClock.Instant) async throws -> RemoteActor {
         let stored = try await self.stored(keyId: keyId)
         if let stored, stored.fresh, !refresh { return stored.actor }
         guard budget.take(host: URLParts(keyId)?.authority ?? keyId) else {
@@ -40,7 +41,7 @@ struct RemoteActors: Sendable {
             throw SignatureError.keyFetchesDeferred
         }
         do {
-            return try await fetch(keyId: keyId)
+            return try await fetch(keyId: keyId, by: deadline)
         } catch let error as DatabaseError {
             throw error
         } catch {
@@ -71,10 +72,10 @@ struct RemoteActors: Sendable {
     /// must publish the key itself, and live where the key does, its inbox too: a server
     /// vouches for its own actors only (an inbox elsewhere would send our `Accept`s, and their
     /// failures, to a server of the actor's choosing). A shared inbox elsewhere is not used.
-    private func fetch(keyId: String) async throws -> RemoteActor {
-        var actorDocument = try await fetchDocument(keyId)
+    private func fetch(keyId: String, by deadline: ContinuousClock.Instant) async throws -> RemoteActor {
+        var actorDocument = try await fetchDocument(keyId, by: deadline)
         if actorDocument["inbox"] == nil, actorDocument["publicKeyPem"] != nil, let owner = actorDocument["owner"]?.string {
-            actorDocument = try await fetchDocument(owner)
+            actorDocument = try await fetchDocument(owner, by: deadline)
         }
         guard let key = Self.publicKey(keyId, in: actorDocument), let pem = key["publicKeyPem"]?.string else { throw RemoteActorError.noKey }
         guard let owner = actorDocument.id, key["owner"]?.string ?? owner == owner, let inbox = actorDocument["inbox"]?.string else {
@@ -108,18 +109,18 @@ struct RemoteActors: Sendable {
     /// fragment): any file a server serves (an upload, say) could otherwise claim to be one of
     /// its actors, with a key of its own. One naming another id on the same server is fetched
     /// once from there, as Mastodon does; anything else is refused.
-    private func fetchDocument(_ url: String) async throws -> JSONValue {
-        let document = try await fetchedDocument(url)
+    private func fetchDocument(_ url: String, by deadline: ContinuousClock.Instant) async throws -> JSONValue {
+        let document = try await fetchedDocument(url, by: deadline)
         guard let id = document.id else { throw RemoteActorError.notItself }
         if id == Self.withoutFragment(url) { return document }
         guard URLParts(id)?.authority == URLParts(url)?.authority else { throw RemoteActorError.notItself }
-        let named = try await fetchedDocument(id)
+        let named = try await fetchedDocument(id, by: deadline)
         guard named.id == id else { throw RemoteActorError.notItself }
         return named
     }
 
-    private func fetchedDocument(_ url: String) async throws -> JSONValue {
-        let response = try await http.get(url, keyId: urls.key(of: InstanceActor.id), key: try await keys.keyPair(of: InstanceActor.id))
+    private func fetchedDocument(_ url: String, by deadline: ContinuousClock.Instant) async throws -> JSONValue {
+        let response = try await http.get(url, keyId: urls.key(of: InstanceActor.id), key: try await keys.keyPair(of: InstanceActor.id), by: deadline)
         guard response.status == 200 else { throw RemoteActorError.status(response.status) }
         guard let document = JSONValue.parse(response.body) else { throw RemoteActorError.notJSON }
         return document
