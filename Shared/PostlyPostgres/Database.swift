@@ -17,10 +17,10 @@ public final class Database: Service, Sendable {
         var id: UInt64
         var continuation: CheckedContinuation<PostgresConnection, any Error>
         /// Gives the wait up after `PostgresConfiguration.leaseTimeout`.
-        var deadline: Task<Void, any Error>?
+        var timer: Task<Void, any Error>?
 
         func resume(with result: Result<PostgresConnection, any Error>) {
-            deadline?.cancel()
+            timer?.cancel()
             continuation.resume(with: result)
         }
     }
@@ -87,11 +87,13 @@ public final class Database: Service, Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// With a `deadline`, it fails with `timedOut` rather than wait for the pool or the server
+    /// past it.
     public func transaction<T: Sendable>(
-        isolation: IsolationLevel = .readCommitted,
+        isolation: IsolationLevel = .readCommitted, by deadline: ContinuousClock.Instant? = nil,
         _ body: (DatabaseConnection) async throws -> T
     ) async throws -> T {
-        try await withConnection { connection in
+        try await withConnection(by: deadline) { connection in
             try await connection.transaction(isolation: isolation, body)
         }
     }
@@ -100,16 +102,17 @@ public final class Database: Service, Sendable {
     /// deadlock, a serialization failure, a connection lost before the commit went out), up
     /// to `attempts` runs in all, each after a short randomized pause so that two
     /// transactions that deadlocked do not collide again; then the error is thrown. `body`
-    /// must change nothing but the database: it may run more than once.
+    /// must change nothing but the database: it may run more than once. With a `deadline`, as
+    /// `transaction`, and nothing is run again past it.
     public func retryingTransaction<T: Sendable>(
-        isolation: IsolationLevel = .readCommitted, attempts: Int = 4,
+        isolation: IsolationLevel = .readCommitted, attempts: Int = 4, by deadline: ContinuousClock.Instant? = nil,
         _ body: (DatabaseConnection) async throws -> T
     ) async throws -> T {
         var attempt = 1
         while true {
             do {
-                return try await transaction(isolation: isolation, body)
-            } catch let error as DatabaseError where error.isTransient && attempt < attempts {
+                return try await transaction(isolation: isolation, by: deadline, body)
+            } catch let error as DatabaseError where error.isTransient && attempt < attempts && deadline.map({ .now < $0 }) ?? true {
                 logger.debug("transient database error; running the transaction again", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
                 attempt += 1
@@ -117,10 +120,14 @@ public final class Database: Service, Sendable {
         }
     }
 
-    /// Lends one connection to `body`, for several statements on the same session.
-    public func withConnection<T: Sendable>(_ body: (DatabaseConnection) async throws -> T) async throws -> T {
-        let connection = try await lease()
+    /// Lends one connection to `body`, for several statements on the same session. With a
+    /// `deadline`, neither the wait for the connection nor any for the server goes past it.
+    public func withConnection<T: Sendable>(
+        by deadline: ContinuousClock.Instant? = nil, _ body: (DatabaseConnection) async throws -> T
+    ) async throws -> T {
+        let connection = try await lease(by: deadline)
         defer { release(connection) }
+        if let deadline { connection.setDeadline(deadline) }
         return try await body(DatabaseConnection(connection: connection, threadPool: threadPool, commitSignals: commitSignals))
     }
 
@@ -136,7 +143,7 @@ public final class Database: Service, Sendable {
 
     // MARK: - The pool
 
-    private func lease() async throws -> PostgresConnection {
+    private func lease(by deadline: ContinuousClock.Instant?) async throws -> PostgresConnection {
         enum Lease {
             case ready(PostgresConnection)
             case wait(UInt64)
@@ -161,7 +168,7 @@ public final class Database: Service, Sendable {
                         if Task.isCancelled { return .cancelled }
                         // A connection may have come back since the first look.
                         if let connection = state.idle.popLast() { return .ready(connection) }
-                        state.waiters.append(Waiter(id: id, continuation: continuation, deadline: giveUp(id)))
+                        state.waiters.append(Waiter(id: id, continuation: continuation, timer: giveUp(id, by: deadline)))
                         return nil
                     }
                     switch outcome {
@@ -177,9 +184,10 @@ public final class Database: Service, Sendable {
         }
     }
 
-    /// Ends the wait of waiter `id` after the lease timeout, if it still waits then.
-    private func giveUp(_ id: UInt64) -> Task<Void, any Error>? {
-        configuration.leaseTimeout.map { timeout in
+    /// Ends the wait of waiter `id` after the lease timeout or at `deadline`, whichever comes
+    /// first, if it still waits then.
+    private func giveUp(_ id: UInt64, by deadline: ContinuousClock.Instant?) -> Task<Void, any Error>? {
+        limited(configuration.leaseTimeout, by: deadline).map { timeout in
             Task {
                 try await Task.sleep(for: timeout)
                 removeWaiter(id)?.resume(with: .failure(DatabaseError.timedOut("no pooled connection came free within \(timeout)")))

@@ -29,6 +29,9 @@ final class PostgresConnection: Sendable {
         var transactionSent = false
         /// How long to wait for the server's next byte; nil waits as long as it takes.
         var answerTimeout: Duration?
+        /// When set, no wait for the server goes past it (a caller's own budget); cleared when
+        /// the connection goes back to the pool.
+        var deadline: ContinuousClock.Instant?
         /// What waits to go with the next statement, in the same round trip: a transaction's
         /// `BEGIN` (`begin`) and statements whose answers nobody waits for (`runLater`). Kept
         /// when a connection lost before its `BEGIN` was sent is replaced.
@@ -173,6 +176,11 @@ final class PostgresConnection: Sendable {
         state.withLock { $0.answerTimeout = nil }
     }
 
+    /// No wait for the server past `deadline` until the connection is returned to the pool.
+    func setDeadline(_ deadline: ContinuousClock.Instant) {
+        state.withLock { $0.deadline = deadline }
+    }
+
     /// After a lease: a connection that is broken or still inside a transaction is closed, so
     /// the next user starts clean (closing rolls back whatever was left open).
     func resetAfterUse() {
@@ -180,6 +188,7 @@ final class PostgresConnection: Sendable {
             state.pending = []
             state.transactionSent = false
             state.answerTimeout = configuration.answerTimeout
+            state.deadline = nil
             guard let handle = state.handle else { return }
             if state.inTransaction || PQstatus(handle.pointer) != CONNECTION_OK {
                 Self.close(&state)
@@ -435,10 +444,10 @@ final class PostgresConnection: Sendable {
         }
     }
 
-    /// Waits for the socket to be ready for `events`, no longer than the answer timeout, after
-    /// which the connection is closed.
+    /// Waits for the socket to be ready for `events`, no longer than the answer timeout and not
+    /// past the deadline, after which the connection is closed.
     private static func waitForSocket(_ events: Int32, _ handle: ConnectionHandle, state: inout State) throws(DatabaseError) {
-        let milliseconds = state.answerTimeout.map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
+        let milliseconds = limited(state.answerTimeout, by: state.deadline).map { Int32(clamping: Int64(($0 / .milliseconds(1)).rounded(.up))) } ?? -1
         while true {
             var descriptor = pollfd(fd: PQsocket(handle.pointer), events: Int16(events), revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)

@@ -145,14 +145,41 @@ struct FrozenServerTests {
             try await database.ping()
         }
     }
+
+    /// A caller's deadline ends its waits, for the server and for a pooled connection, before
+    /// the timeouts do (8 s here): a long poll's read after its 30 s wait, on a frozen server,
+    /// answered after the gateway had given up.
+    @Test func aDeadlineEndsTheWaitsBeforeTheTimeoutsDo() async throws {
+        try await withFrozenBackendDatabase(timeouts: .seconds(8)) { database, backend in
+            try backend.stop(try await backendPID(database.query))
+            _ = await expectTimedOutInTime(within: .seconds(3)) {
+                try await database.transaction(by: .now + .seconds(1)) { try await $0.query("SELECT 1") }
+            }
+            await backend.resumeAndWaitForItsEnd()
+
+            let held = Locked(false)
+            let holding = Task {
+                try await database.withConnection { _ in
+                    held.withLock { $0 = true }
+                    try await Task.sleep(for: .seconds(4))
+                }
+            }
+            #expect(try await eventually { held.value })
+            _ = await expectTimedOutInTime(within: .seconds(3)) {
+                try await database.retryingTransaction(by: .now + .seconds(1)) { try await $0.query("SELECT 1") }
+            }
+            try await holding.value
+            try await database.ping()
+        }
+    }
 }
 
-/// Runs `body`, which must fail with `timedOut` within 5 s (the answer and lease timeouts here
-/// are 2 s); returns the error, or nil with the issue recorded.
-private func expectTimedOutInTime<T>(_ body: () async throws -> T) async -> DatabaseError? {
+/// Runs `body`, which must fail with `timedOut` within `limit` (5 s: the answer and lease
+/// timeouts here are 2 s unless told); returns the error, or nil with the issue recorded.
+private func expectTimedOutInTime<T>(within limit: Duration = .seconds(5), _ body: () async throws -> T) async -> DatabaseError? {
     let started = ContinuousClock.now
     let error = await #expect(throws: DatabaseError.self) { _ = try await body() }
-    #expect(ContinuousClock.now - started < .seconds(5))
+    #expect(ContinuousClock.now - started < limit)
     guard case .timedOut? = error else {
         Issue.record("expected timedOut, got \(String(describing: error))")
         return nil
@@ -160,13 +187,15 @@ private func expectTimedOutInTime<T>(_ body: () async throws -> T) async -> Data
     return error
 }
 
-/// A fresh database with a pool of one connection, 2 s answer and lease timeouts, and a backend
-/// to stop, resumed after `body` at the latest.
-private func withFrozenBackendDatabase(_ body: (Database, FrozenBackend) async throws -> Void) async throws {
+/// A fresh database with a pool of one connection, answer and lease timeouts of `timeouts`, and
+/// a backend to stop, resumed after `body` at the latest.
+private func withFrozenBackendDatabase(
+    timeouts: Duration = .seconds(2), _ body: (Database, FrozenBackend) async throws -> Void
+) async throws {
     let test = try await TestDatabase.create(poolSize: 1)
     var configuration = test.configuration
-    configuration.answerTimeout = .seconds(2)
-    configuration.leaseTimeout = .seconds(2)
+    configuration.answerTimeout = timeouts
+    configuration.leaseTimeout = timeouts
     let database = Database(configuration: configuration, logger: Logger(label: "frozen-server"))
     let backend = FrozenBackend()
     let outcome: Result<Void, any Error>
