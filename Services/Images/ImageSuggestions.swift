@@ -30,9 +30,6 @@ struct ImageSuggestions: Sendable {
     }
 
     func answer(_ query: ImageQuery, userId: String) async throws -> Answer {
-        // The budget's transactions and the upstream call together: on a frozen database, the
-        // transaction after the upstream's answer waited up to 45 s more.
-        let answerBy = ContinuousClock.now + RequestLimits.longestAnswer
         let key = query.key
         if let body = cache.fresh(key, now: now()) {
             metrics.hits.increment()
@@ -57,7 +54,7 @@ struct ImageSuggestions: Sendable {
                         metrics.coalescedWaits.increment()
                         outcome = .fetched(body)
                     } else {
-                        outcome = try await fetch(query, from: upstream, userId: userId, by: answerBy)
+                        outcome = try await fetch(query, from: upstream, userId: userId)
                     }
                 } catch let limited as UserLimited {
                     inFlight.finish(key, with: nil)
@@ -89,17 +86,15 @@ struct ImageSuggestions: Sendable {
     }
 
     /// The upstream call, within the user's allowance and the budget; the answer is cached.
-    private func fetch(_ query: ImageQuery, from upstream: PexelsClient, userId: String, by deadline: ContinuousClock.Instant) async throws -> Outcome {
-        let outcome = try await callWithinBudget(query, from: upstream, userId: userId, by: deadline)
+    private func fetch(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
+        let outcome = try await callWithinBudget(query, from: upstream, userId: userId)
         if let remaining = budget.remaining { metrics.record(remaining) }
         metrics.record(cache.usage)
         return outcome
     }
 
-    private func callWithinBudget(
-        _ query: ImageQuery, from upstream: PexelsClient, userId: String, by deadline: ContinuousClock.Instant
-    ) async throws -> Outcome {
-        switch try await budget.reserve(userId: userId, now: now(), by: deadline) {
+    private func callWithinBudget(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
+        switch try await budget.reserve(userId: userId, now: now()) {
         case .granted: break
         case .refused(let refusal): return .unavailable(.budgetSpent(refusal))
         case .userLimited(let until): throw UserLimited(until: until)
@@ -112,11 +107,11 @@ struct ImageSuggestions: Sendable {
             metrics.upstreamCall("200")
             let buffer = ByteBuffer(bytes: body)
             cache.store(buffer, under: query.key, now: now())
-            await budget.believe(rateLimit, now: now(), by: deadline)
+            await budget.believe(rateLimit, now: now())
             return .fetched(buffer)
         case .rateLimited:
             metrics.upstreamCall("429")
-            return .unavailable(.budgetSpent(.rateLimitedUpstream(until: await budget.halt(now: now(), by: deadline))))
+            return .unavailable(.budgetSpent(.rateLimitedUpstream(until: await budget.halt(now: now()))))
         case .failed(let failure):
             metrics.upstreamCall(failure.metricLabel)
             return .unavailable(.upstreamFailed(failure))

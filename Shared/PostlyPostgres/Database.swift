@@ -32,6 +32,11 @@ public final class Database: Service, Sendable {
         var isClosed = false
     }
 
+    /// When set, no wait of the task for a pooled connection or for the server goes past it: a
+    /// request's budget (set for each by the service kit), so that a frozen server answers it
+    /// in time however many statements it runs. A wait cut short fails with `timedOut`.
+    @TaskLocal public static var deadline: ContinuousClock.Instant?
+
     public let configuration: PostgresConfiguration
     let logger: Logger
     let threadPool: NIOThreadPool
@@ -87,13 +92,11 @@ public final class Database: Service, Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    /// With a `deadline`, it fails with `timedOut` rather than wait for the pool or the server
-    /// past it.
     public func transaction<T: Sendable>(
-        isolation: IsolationLevel = .readCommitted, by deadline: ContinuousClock.Instant? = nil,
+        isolation: IsolationLevel = .readCommitted,
         _ body: (DatabaseConnection) async throws -> T
     ) async throws -> T {
-        try await withConnection(by: deadline) { connection in
+        try await withConnection { connection in
             try await connection.transaction(isolation: isolation, body)
         }
     }
@@ -102,17 +105,17 @@ public final class Database: Service, Sendable {
     /// deadlock, a serialization failure, a connection lost before the commit went out), up
     /// to `attempts` runs in all, each after a short randomized pause so that two
     /// transactions that deadlocked do not collide again; then the error is thrown. `body`
-    /// must change nothing but the database: it may run more than once. With a `deadline`, as
-    /// `transaction`, and nothing is run again past it.
+    /// must change nothing but the database: it may run more than once. Nothing is run again
+    /// past the task's `deadline`.
     public func retryingTransaction<T: Sendable>(
-        isolation: IsolationLevel = .readCommitted, attempts: Int = 4, by deadline: ContinuousClock.Instant? = nil,
+        isolation: IsolationLevel = .readCommitted, attempts: Int = 4,
         _ body: (DatabaseConnection) async throws -> T
     ) async throws -> T {
         var attempt = 1
         while true {
             do {
-                return try await transaction(isolation: isolation, by: deadline, body)
-            } catch let error as DatabaseError where error.isTransient && attempt < attempts && deadline.map({ .now < $0 }) ?? true {
+                return try await transaction(isolation: isolation, body)
+            } catch let error as DatabaseError where error.isTransient && attempt < attempts && Self.deadline.map({ .now < $0 }) ?? true {
                 logger.debug("transient database error; running the transaction again", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
                 attempt += 1
@@ -120,11 +123,9 @@ public final class Database: Service, Sendable {
         }
     }
 
-    /// Lends one connection to `body`, for several statements on the same session. With a
-    /// `deadline`, neither the wait for the connection nor any for the server goes past it.
-    public func withConnection<T: Sendable>(
-        by deadline: ContinuousClock.Instant? = nil, _ body: (DatabaseConnection) async throws -> T
-    ) async throws -> T {
+    /// Lends one connection to `body`, for several statements on the same session.
+    public func withConnection<T: Sendable>(_ body: (DatabaseConnection) async throws -> T) async throws -> T {
+        let deadline = Self.deadline
         let connection = try await lease(by: deadline)
         defer { release(connection) }
         if let deadline { connection.setDeadline(deadline) }

@@ -44,7 +44,4 @@ public struct PostlyRequestContext: RequestContext {
 public enum RequestLimits {
     /// Bodies over 1 MiB answer 413.
     public static let maxBodyBytes = 1 << 20
-    /// How long a request may wait on its dependencies in all: under the gateway's 60 s
-    /// (`proxy_read_timeout`), so a frozen database answers 503 here, not 504 there.
-    public static let longestAnswer = Duration.seconds(50)
 }

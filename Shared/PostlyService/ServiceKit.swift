@@ -89,7 +89,7 @@ public struct ServiceKit: Sendable {
     }
 
     /// A router with the middleware chain every service has (request id, problem documents,
-    /// metrics, authentication) and the operations routes. Routes that need a caller go on
+    /// metrics, a deadline for the database's waits, authentication) and the operations routes. Routes that need a caller go on
     /// `authenticated(router)`. `readinessNotes` are shown by a ready `/health/ready`, which
     /// also waits for the service's own `readinessChecks` besides the database and the broker.
     public func makeRouter(
@@ -105,6 +105,7 @@ public struct ServiceKit: Sendable {
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestDeadlineMiddleware())
         router.add(middleware: ImportGate(token: configuration.importToken))
         router.add(middleware: AuthenticationMiddleware(verifier: verifier))
         readiness.check([.database(database), .broker(configuration.kafka), .tokenKeys(verifier)] + readinessChecks)

@@ -146,14 +146,16 @@ struct FrozenServerTests {
         }
     }
 
-    /// A caller's deadline ends its waits, for the server and for a pooled connection, before
-    /// the timeouts do (8 s here): a long poll's read after its 30 s wait, on a frozen server,
-    /// answered after the gateway had given up.
+    /// A task's deadline (a request's) ends its waits, for the server and for a pooled
+    /// connection, before the timeouts do (8 s here): a long poll's read after its 30 s wait,
+    /// on a frozen server, answered after the gateway had given up.
     @Test func aDeadlineEndsTheWaitsBeforeTheTimeoutsDo() async throws {
         try await withFrozenBackendDatabase(timeouts: .seconds(8)) { database, backend in
             try backend.stop(try await backendPID(database.query))
             _ = await expectTimedOutInTime(within: .seconds(3)) {
-                try await database.transaction(by: .now + .seconds(1)) { try await $0.query("SELECT 1") }
+                try await Database.$deadline.withValue(.now + .seconds(1)) {
+                    try await database.transaction { try await $0.query("SELECT 1") }
+                }
             }
             await backend.resumeAndWaitForItsEnd()
 
@@ -166,7 +168,9 @@ struct FrozenServerTests {
             }
             #expect(try await eventually { held.value })
             _ = await expectTimedOutInTime(within: .seconds(3)) {
-                try await database.retryingTransaction(by: .now + .seconds(1)) { try await $0.query("SELECT 1") }
+                try await Database.$deadline.withValue(.now + .seconds(1)) {
+                    try await database.retryingTransaction { try await $0.query("SELECT 1") }
+                }
             }
             try await holding.value
             try await database.ping()

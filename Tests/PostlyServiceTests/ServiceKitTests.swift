@@ -92,6 +92,25 @@ import TestSupport
         await database.drop()
     }
 
+    /// A request's database waits end by its deadline, under the gateway's 60 s; work outside a
+    /// request (a consumer, a command) has none.
+    @Test func aRequestsDatabaseWaitsHaveItsDeadline() async throws {
+        let database = try await TestDatabase.create()
+        let kit = try Self.kit(database)
+        let router = kit.makeRouter(openAPI: OpenAPIDocument(#"{"openapi": "3.1.0"}"#))
+        router.get("deadline") { _, _ in
+            Database.deadline.map { "\(ContinuousClock.now.duration(to: $0) / .milliseconds(1))" } ?? "none"
+        }
+        try await kit.application(router: router).test(.router) { client in
+            try await client.execute(uri: "/deadline", method: .get) { response in
+                let left = try #require(Double(String(buffer: response.body)))
+                #expect((49_000...50_000).contains(left), "\(left) ms")
+            }
+        }
+        #expect(Database.deadline == nil)
+        await database.drop()
+    }
+
     @Test func aCommandPublishesWhatItWroteBeforeItReturns() async throws {
         let database = try await TestDatabase.create()
         let kit = try Self.kit(database, publishesEvents: true)

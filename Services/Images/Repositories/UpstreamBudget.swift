@@ -86,10 +86,9 @@ final class UpstreamBudget: Sendable {
     }
 
     /// Counts one call by `userId` at `now` against the user's allowance and both windows,
-    /// or says why none may be made (and counts nothing). Waits for the database until
-    /// `deadline` at most.
-    func reserve(userId: String, now: Date, by deadline: ContinuousClock.Instant? = nil) async throws -> Reservation {
-        let (reservation, remaining) = try await database.retryingTransaction(by: deadline) { connection -> (Reservation, Remaining) in
+    /// or says why none may be made (and counts nothing).
+    func reserve(userId: String, now: Date) async throws -> Reservation {
+        let (reservation, remaining) = try await database.retryingTransaction { connection -> (Reservation, Remaining) in
             var state = try await Self.lockedState(at: now, in: connection)
             try await connection.execute("DELETE FROM upstream_calls WHERE called_at <= \(now - Self.hour)")
             let calls = try await connection.query(
@@ -129,11 +128,10 @@ final class UpstreamBudget: Sendable {
     }
 
     /// Takes in what a successful answer's headers said. Not taken in when the database
-    /// cannot be written (by `deadline`): the answer is no less good, and the next one says it
-    /// again.
-    func believe(_ rateLimit: PexelsClient.RateLimit, now: Date, by deadline: ContinuousClock.Instant? = nil) async {
+    /// cannot be written: the answer is no less good, and the next one says it again.
+    func believe(_ rateLimit: PexelsClient.RateLimit, now: Date) async {
         let (monthlyLimit, longestPeriod) = (self.monthlyLimit, Self.longestPeriod)
-        let monthLeft = try? await database.retryingTransaction(by: deadline) { connection in
+        let monthLeft = try? await database.retryingTransaction { connection in
             var state = try await Self.lockedState(at: now, in: connection)
             if let reset = rateLimit.reset, reset > now, reset.timeIntervalSince(now) <= longestPeriod {
                 state.monthEnd = reset
@@ -148,11 +146,11 @@ final class UpstreamBudget: Sendable {
     }
 
     /// After an upstream 429: nothing is called for an hour. Returns until when. When the
-    /// database cannot be written (by `deadline`) the halt is lost, and the next call meets the
-    /// next 429, which halts again.
-    func halt(now: Date, by deadline: ContinuousClock.Instant? = nil) async -> Date {
+    /// database cannot be written the halt is lost, and the next call meets the next 429,
+    /// which halts again.
+    func halt(now: Date) async -> Date {
         let until = now + Self.hour
-        try? await database.retryingTransaction(by: deadline) { connection in
+        try? await database.retryingTransaction { connection in
             var state = try await Self.lockedState(at: now, in: connection)
             state.haltedUntil = until
             try await Self.store(state, in: connection)

@@ -102,10 +102,9 @@ struct ChangeFeed: Sendable {
     /// The entries after `cursor` (nil: from the start, for a resync) that `viewer` may see:
     /// public entries; a draft's or scheduled post's only to its author, and to others a
     /// tombstone if it was ever public; a deleted post's tombstone to its author and, if it
-    /// was ever public, to all; comments while their post is visible to the reader. Fails with
-    /// `timedOut` rather than wait for the database past `deadline`.
-    func page(after cursor: ChangeCursor?, viewer: String?, limit: Int, by deadline: ContinuousClock.Instant? = nil) async throws -> ChangePage {
-        try await database.transaction(isolation: .repeatableRead, by: deadline) { connection in
+    /// was ever public, to all; comments while their post is visible to the reader.
+    func page(after cursor: ChangeCursor?, viewer: String?, limit: Int) async throws -> ChangePage {
+        try await database.transaction(isolation: .repeatableRead) { connection in
             let meta = try await Self.meta(in: connection)
             let start: ChangeCursor
             if let cursor {
@@ -150,8 +149,8 @@ struct ChangeFeed: Sendable {
     }
 
     /// The cursor of now (`since=now`): after every change that can be read now.
-    func now(by deadline: ContinuousClock.Instant? = nil) async throws -> ChangeCursor {
-        try await database.transaction(isolation: .repeatableRead, by: deadline) { connection in
+    func now() async throws -> ChangeCursor {
+        try await database.transaction(isolation: .repeatableRead) { connection in
             try await Self.frontier(epoch: Self.meta(in: connection).epoch, in: connection)
         }
     }

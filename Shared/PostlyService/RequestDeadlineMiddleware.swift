@@ -1,0 +1,21 @@
+import Hummingbird
+import PostlyPostgres
+
+/// Gives each request `budget` for its waits on the database (`Database.deadline`). Alone,
+/// each statement's timeouts (10 s for a pooled connection, 35 s for the server's answer) add
+/// up, on a frozen server, past the gateway's 60 s for a request that runs two: the gateway
+/// answered 504 while the request held its connection on. Now it answers 503 in time.
+public struct RequestDeadlineMiddleware: RouterMiddleware {
+    public typealias Context = PostlyRequestContext
+
+    /// Under the gateway's `proxy_read_timeout` (60 s), with room for the answer.
+    public static let budget = Duration.seconds(50)
+
+    public init() {}
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await Database.$deadline.withValue(.now + Self.budget) {
+            try await next(request, context)
+        }
+    }
+}
