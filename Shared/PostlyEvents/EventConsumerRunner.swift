@@ -120,15 +120,23 @@ public final class EventConsumerRunner: Service {
         do {
             let isNew = try await untilItSucceeds("cannot apply event; retrying", metadata: ["event": "\(event.id)"]) {
                 try await database.transaction { connection in try await apply([event], in: connection) }
-            } retrying: { ($0 as? DatabaseError)?.isUnavailable == true }
+            } retrying: { Self.mayApplyLater($0) }
             (isNew[0] ? applied : skipped).increment()
-        } catch let error as DatabaseError where error.isUnavailable {
+        } catch let error where Self.mayApplyLater(error) {
             throw error  // stopping
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             try await deadLetter(message, reason: "handler failed on \(event.type.rawValue) \(event.id): \(error)")
         }
+    }
+
+    /// Whether applying an event failed through no fault of its own: the database cannot do it
+    /// now, or its schema is another release's (a rolling update: the event waits for the
+    /// schema, where it was dead-lettered for good).
+    private static func mayApplyLater(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.isUnavailable || error.isSchemaMismatch
     }
 
     /// `attempt`'s result once it succeeds; after each failure that `retrying` lets pass, the

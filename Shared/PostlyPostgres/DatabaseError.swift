@@ -79,4 +79,12 @@ extension DatabaseError {
         case .uniqueViolation, .foreignKeyViolation, .invalidParameter, .decoding: false
         }
     }
+
+    /// Whether the schema is not what the statement expects (class 42: a table, column or
+    /// function missing, a privilege not granted; 3F: a schema missing): pods of two releases
+    /// side by side during a rolling update, or a release to fix. Never the data's fault.
+    public var isSchemaMismatch: Bool {
+        guard case .server(let sqlState, _) = self else { return false }
+        return ["42", "3F"].contains(sqlState.prefix(2))
+    }
 }

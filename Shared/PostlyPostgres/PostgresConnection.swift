@@ -74,7 +74,7 @@ final class PostgresConnection: Sendable {
     /// command without a result.
     func run(_ sql: SQL) throws(DatabaseError) -> StatementResult {
         try state.withLock { state throws(DatabaseError) in
-            let handle = try ensureConnected(&state)
+            let handle = try handleToSend(&state)
             defer { Self.recordTransactionStatus(&state) }
             if !state.pending.isEmpty {
                 return try runPipeline(afterPending: [.statement(sql)], on: handle, state: &state).last!
@@ -104,7 +104,7 @@ final class PostgresConnection: Sendable {
 
     /// Runs `text` unprepared, after what is pending; returns the last command's status tag.
     private func runText(_ text: String, state: inout State) throws(DatabaseError) -> String {
-        let handle = try ensureConnected(&state)
+        let handle = try handleToSend(&state)
         defer { Self.recordTransactionStatus(&state) }
         if !state.pending.isEmpty { _ = try runPipeline(afterPending: [], on: handle, state: &state) }
         let result = try exchange(on: handle, state: &state) { PQsendQuery($0, text) }
@@ -139,8 +139,9 @@ final class PostgresConnection: Sendable {
                 return "COMMIT"
             }
             // Lost before COMMIT went out: the transaction died with its connection, and may be
-            // run again (connectionFailed).
-            let handle = try ensureConnected(&state)
+            // run again (connectionFailed). Past the deadline (timedOut), it rolls back when its
+            // connection, still inside it, is closed on release.
+            let handle = try handleToSend(&state)
             defer {
                 state.transactionSent = false
                 Self.recordTransactionStatus(&state)
@@ -223,7 +224,11 @@ final class PostgresConnection: Sendable {
 
     // MARK: - Inside the lock
 
-    private func ensureConnected(_ state: inout State) throws(DatabaseError) -> ConnectionHandle {
+    /// The connection to send on, opened again when it was lost outside a transaction. Nothing
+    /// is sent once the caller's deadline has passed: a statement then could only be cut at
+    /// once, and a COMMIT cut so has an unknown outcome, where one never sent is a rollback.
+    private func handleToSend(_ state: inout State) throws(DatabaseError) -> ConnectionHandle {
+        if let deadline = state.deadline, deadline <= .now { throw .timedOut("the caller's deadline passed") }
         if let handle = state.handle, Self.isHealthy(handle) { return handle }
         if state.inTransaction || state.transactionSent {
             throw .connectionFailed("the connection was lost inside a transaction")

@@ -56,6 +56,20 @@ import TestSupport
         }
     }
 
+    /// An event that meets another release's schema (here a table its handler writes, which the
+    /// next release's migration makes: 42P01) waits for it. During a rolling update, a pod
+    /// meeting the other release's schema dead-lettered such events for good.
+    @Test func anEventMetByAnotherReleasesSchemaIsAppliedOnceTheSchemaIsThere() async throws {
+        let handler = WritingToATableMadeLater()
+        try await withRunner(handler: handler) { database, producer, _ in
+            try await send([31, 32], with: producer)
+            #expect(try await eventually { handler.attempts >= 3 })
+            try await database.execute("CREATE TABLE made_later (sequence bigint)")
+            #expect(try await eventually { try await appliedSequences(database, key: "ada") == [31, 32] })
+            #expect(try await database.query("SELECT sequence FROM made_later ORDER BY sequence").map { try $0.decode("sequence", as: Int64.self) } == [31, 32])
+        }
+    }
+
     /// A dead letter the broker will not take for a while (here its broker is down) holds the
     /// partition until it is kept; the runner, and with it the service, goes on.
     @Test func aDeadLetterTheBrokerRefusesForAWhileIsSentLaterAndTheRunnerGoesOn() async throws {

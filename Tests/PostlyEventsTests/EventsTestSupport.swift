@@ -46,6 +46,20 @@ final class TimingOutTwice: EventHandler, Sendable {
     }
 }
 
+/// Records as `RecordingHandler` does, after writing to `made_later`, a table a migration of the
+/// next release makes: until it is made, the server answers 42P01 (undefined table).
+final class WritingToATableMadeLater: EventHandler, Sendable {
+    private let count = Mutex(0)
+
+    var attempts: Int { count.withLock { $0 } }
+
+    func apply(_ event: Event, in connection: DatabaseConnection) async throws {
+        count.withLock { $0 += 1 }
+        try await connection.execute("INSERT INTO made_later (sequence) VALUES (\(event.sequence))")
+        try await RecordingHandler().apply(event, in: connection)
+    }
+}
+
 /// A `user.updated` event of user `key`; events on `postly.users`.
 func userEvent(key: String, sequence: Int64, id: UUID = UUID()) -> Event {
     Event(

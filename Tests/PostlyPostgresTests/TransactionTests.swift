@@ -147,6 +147,28 @@ struct TransactionTests {
     /// Terminated (an operator, a failover, a restart's fast shutdown) while the transaction
     /// waited between statements: COMMIT never left, so the transaction is known to be gone and
     /// may be run again (a write unit does), which "outcome unknown" would have forbidden.
+    /// A transaction whose body ends past the task's deadline (a request's) is rolled back, its
+    /// COMMIT never sent: one sent then was cut at once, its outcome unknown (503) though the
+    /// server committed it.
+    @Test func aTransactionPastItsDeadlineRollsBackWithoutSendingItsCommit() async throws {
+        try await TestDatabase.with { database in
+            try await database.execute("CREATE TABLE steps (n int)")
+            let error = await #expect(throws: DatabaseError.self) {
+                try await Database.$deadline.withValue(.now + .milliseconds(500)) {
+                    try await database.transaction { connection in
+                        try await connection.execute("INSERT INTO steps VALUES (1)")
+                        try await Task.sleep(for: .seconds(1))
+                    }
+                }
+            }
+            guard case .timedOut? = error else {
+                Issue.record("expected timedOut, got \(String(describing: error))")
+                return
+            }
+            #expect(try await database.query("SELECT n FROM steps").isEmpty)
+        }
+    }
+
     @Test func aConnectionLostBeforeCommitIsSentIsAConnectionFailureNotAnUnknownOutcome() async throws {
         try await TestDatabase.with { database in
             try await database.execute("CREATE TABLE steps (n int)")

@@ -38,10 +38,9 @@ struct OutboundHTTP: Sendable {
     /// `request`, its name lookup included, ended by `deadline`.
     private func send(_ request: CurlHTTPClient.Request, by deadline: ContinuousClock.Instant) async throws -> CurlHTTPClient.Response {
         var request = request
+        guard ContinuousClock.now < deadline else { throw CurlError.timeout }
         request.resolve = try await pinnedAddress(of: request.url, within: ContinuousClock.now.duration(to: deadline))
-        let left = ContinuousClock.now.duration(to: deadline)
-        guard left > .zero else { throw CurlError.timeout }
-        request.timeout = left
+        request.timeout = ContinuousClock.now.duration(to: deadline)  // curl takes at least 1 ms
         return try await client.execute(request)
     }
 

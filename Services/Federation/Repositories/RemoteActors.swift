@@ -36,6 +36,12 @@ struct RemoteActors: Sendable {
     func actor(keyId: String, refresh: Bool = false, by deadline: ContinuousClock.Instant) async throws -> RemoteActor {
         let stored = try await self.stored(keyId: keyId)
         if let stored, stored.fresh, !refresh { return stored.actor }
+        // Out of time (a refetch after a slow first fetch): neither the host's budget nor a
+        // name lookup is spent on a fetch that cannot be made.
+        guard ContinuousClock.now < deadline else {
+            if let stored, !refresh { return stored.actor }
+            throw SignatureError.keyUnavailable("its server did not answer in time")
+        }
         guard budget.take(host: URLParts(keyId)?.authority ?? keyId) else {
             if let stored { return stored.actor }
             throw SignatureError.keyFetchesDeferred
