@@ -3,6 +3,7 @@ import Logging
 import PostlyCurl
 import PostlyService
 import Testing
+import TestSupport
 
 @testable import FederationService
 
@@ -75,6 +76,25 @@ import Testing
         #expect(refused.duration(to: .now) < .milliseconds(100))
         #expect(await queued == [])
         #expect(await HostResolver().addresses(of: "127.0.0.1") == ["127.0.0.1"])
+    }
+
+    /// Deliveries to one host whose name server hangs share one lookup, on one thread: they
+    /// held every thread, and another host's lookup found none free before its deadline.
+    @Test func lookupsOfOneHangingNameHoldOneThread() async throws {
+        let lookups = Locked<[String]>([])
+        let resolver = HostResolver(threads: 2, timeout: .milliseconds(500), pendingLimit: 8) { host in
+            lookups.withLock { $0.append(host) }
+            if host == "hangs.example" { Thread.sleep(forTimeInterval: 2) }
+            return ["198.51.100.7"]
+        }
+        async let hanging = withTaskGroup(of: [String].self) { group in
+            for _ in 0..<5 { group.addTask { await resolver.addresses(of: "hangs.example") } }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(await resolver.addresses(of: "answers.example") == ["198.51.100.7"])
+        #expect(await hanging == [])
+        #expect(lookups.value.filter { $0 == "hangs.example" }.count == 1)
     }
 
     @Test func handlesAreFoldedAndShort() {

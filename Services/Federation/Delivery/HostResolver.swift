@@ -4,16 +4,24 @@ import Synchronization
 
 /// Host names looked up through the system's resolver, which blocks, and hangs as long as a
 /// name server that does not answer: on threads of its own (not NIO's pool, where the Kafka
-/// commits and key generation wait their turn), an answer within `timeout`, and at most
-/// `pendingLimit` lookups queued or running. Past either, a name has no addresses, and its
-/// request is refused as unresolvable (a delivery is tried again later).
+/// commits and key generation wait their turn), an answer within `timeout`, one lookup of a
+/// name at a time (those who ask while it runs share its answer), and at most `pendingLimit`
+/// names queued or running. Past either, a name has no addresses, and its request is refused
+/// as unresolvable (a delivery is tried again later).
 final class HostResolver: Sendable {
     static let shared = HostResolver()
+
+    /// One caller waiting for a lookup: its answer, and the timer that gives it none.
+    private struct Waiter: Sendable {
+        let answer: FirstAnswer
+        let timer: Task<Void, Never>
+    }
 
     private let threads: NIOThreadPool
     private let timeout: Duration
     private let pendingLimit: Int
-    private let pending = Atomic(0)
+    /// The names being looked up, queued or running, with who waits for each.
+    private let lookups = Mutex<[String: [Waiter]]>([:])
     private let lookup: @Sendable (String) -> [String]
 
     init(
@@ -29,25 +37,38 @@ final class HostResolver: Sendable {
 
     /// The addresses of `host` (an address literal is its own); none when the lookup failed,
     /// took longer than `timeout` (or `limit`, when shorter), or had to wait behind
-    /// `pendingLimit` others.
+    /// `pendingLimit` other names. The deliveries to one host whose name server is slow once
+    /// held every thread, and every other host's lookup timed out behind them.
     func addresses(of host: String, within limit: Duration? = nil) async -> [String] {
-        guard pending.add(1, ordering: .relaxed).newValue <= pendingLimit else {
-            pending.subtract(1, ordering: .relaxed)
-            return []
-        }
-        return await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             let answer = FirstAnswer(continuation)
-            let deadline = Task { [timeout] in
+            let waiter = Waiter(answer: answer, timer: Task { [timeout] in
                 try? await Task.sleep(for: min(timeout, limit ?? timeout))
                 answer.give([])
-            }
-            threads.submit { [self] state in
-                defer {
-                    pending.subtract(1, ordering: .relaxed)
-                    deadline.cancel()
+            })
+            enum Turn { case joined, first, refused }
+            let turn = lookups.withLock { lookups -> Turn in
+                if lookups[host] != nil {
+                    lookups[host]!.append(waiter)
+                    return .joined
                 }
-                guard case .active = state else { return answer.give([]) }
-                answer.give(lookup(host))
+                guard lookups.count < pendingLimit else { return .refused }
+                lookups[host] = [waiter]
+                return .first
+            }
+            switch turn {
+            case .joined: break
+            case .refused:
+                waiter.timer.cancel()
+                answer.give([])
+            case .first:
+                threads.submit { [self] state in
+                    let addresses = if case .active = state { lookup(host) } else { [String]() }
+                    for waiter in lookups.withLock({ $0.removeValue(forKey: host) ?? [] }) {
+                        waiter.timer.cancel()
+                        waiter.answer.give(addresses)
+                    }
+                }
             }
         }
     }
