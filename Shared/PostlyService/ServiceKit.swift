@@ -89,9 +89,10 @@ public struct ServiceKit: Sendable {
     }
 
     /// A router with the middleware chain every service has (request id, problem documents,
-    /// metrics, a deadline for the database's waits, authentication) and the operations routes. Routes that need a caller go on
-    /// `authenticated(router)`. `readinessNotes` are shown by a ready `/health/ready`, which
-    /// also waits for the service's own `readinessChecks` besides the database and the broker.
+    /// metrics, a deadline for the database's waits, authentication) and the operations
+    /// routes. Routes that need a caller go on `authenticated(router)`. `readinessNotes` are
+    /// shown by a ready `/health/ready`, which also waits for the service's own
+    /// `readinessChecks` besides the database and the broker.
     public func makeRouter(
         openAPI: OpenAPIDocument, readinessChecks: [ReadinessCheck] = [], readinessNotes: @escaping @Sendable () -> [String] = { [] }
     ) -> Router<PostlyRequestContext> {

@@ -132,14 +132,7 @@ struct FrozenServerTests {
 
     @Test func aCallerWaitingLongerThanTheTimeoutForAPooledConnectionIsRefused() async throws {
         try await withFrozenBackendDatabase { database, _ in
-            let held = Locked(false)
-            let holding = Task {
-                try await database.withConnection { _ in
-                    held.withLock { $0 = true }
-                    try await Task.sleep(for: .seconds(6))
-                }
-            }
-            #expect(try await eventually { held.value })
+            let holding = try await holdingTheOnlyConnection(of: database, for: .seconds(6))
             guard await expectTimedOutInTime({ try await database.ping() }) != nil else { return }
             try await holding.value
             try await database.ping()
@@ -159,14 +152,7 @@ struct FrozenServerTests {
             }
             await backend.resumeAndWaitForItsEnd()
 
-            let held = Locked(false)
-            let holding = Task {
-                try await database.withConnection { _ in
-                    held.withLock { $0 = true }
-                    try await Task.sleep(for: .seconds(4))
-                }
-            }
-            #expect(try await eventually { held.value })
+            let holding = try await holdingTheOnlyConnection(of: database, for: .seconds(4))
             _ = await expectTimedOutInTime(within: .seconds(3)) {
                 try await Database.$deadline.withValue(.now + .seconds(1)) {
                     try await database.retryingTransaction { try await $0.query("SELECT 1") }
@@ -189,6 +175,19 @@ private func expectTimedOutInTime<T>(within limit: Duration = .seconds(5), _ bod
         return nil
     }
     return error
+}
+
+/// A task holding the pool's one connection for `duration`, from when this returns.
+private func holdingTheOnlyConnection(of database: Database, for duration: Duration) async throws -> Task<Void, any Error> {
+    let held = Locked(false)
+    let holding = Task {
+        try await database.withConnection { _ in
+            held.withLock { $0 = true }
+            try await Task.sleep(for: duration)
+        }
+    }
+    #expect(try await eventually { held.value })
+    return holding
 }
 
 /// A fresh database with a pool of one connection, answer and lease timeouts of `timeouts`, and
