@@ -34,33 +34,6 @@ import TestSupport
         }
     }
 
-    /// A post deleted while its Create is being sent to one inbox: the Delete to that inbox
-    /// waits for the Create's lease (sent at once, it could arrive first, and the Create then
-    /// brought the post back); to an inbox with nothing under way it goes at once.
-    @Test func aDeleteWaitsForTheCreateBeingSentToItsInbox() async throws {
-        try await TestDatabase.with(poolSize: 2) { database in
-            try await schema.apply(to: database)
-            let post = "https://postly.example/ap/posts/p1"
-            let (busy, idle) = ("https://busy.example/inbox", "https://idle.example/inbox")
-            try await database.transaction { connection in
-                for inbox in [busy, idle] {
-                    try await connection.execute(
-                        "INSERT INTO followers (actor_id, follower_id, inbox, follow_id) VALUES ('ada', \(inbox + "/actor"), \(inbox), \(inbox + "/follow"))")
-                }
-                try await DeliveryQueue.to(busy, ["id": .string(post + "#create-1"), "type": "Create"], signer: "ada", in: connection)
-            }
-            let queue = DeliveryQueue(database: database, clock: { Date() })
-            #expect(try await queue.claim(limit: 10).map(\.inbox) == [busy])
-            try await database.transaction { connection in
-                try await DeliveryQueue.replaceChanges(of: post, with: ["id": .string(post + "#delete-2"), "type": "Delete"], from: "ada", in: connection)
-            }
-            #expect(try await queue.claim(limit: 10).map(\.inbox) == [idle])
-            let afterTheLease = try await DeliveryQueue(database: database, clock: { Date().addingTimeInterval(61) }).claim(limit: 10)
-            #expect(afterTheLease.contains { $0.inbox == busy && $0.activityId == post + "#delete-2" })
-            #expect(try await database.query("SELECT 1 FROM deliveries WHERE activity_id = \(post + "#create-1")").isEmpty)
-        }
-    }
-
     @Test func aHostFailingTenTimesInARowIsPausedAndAGivenUpDeliveryStaysDead() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
             try await schema.apply(to: database)

@@ -59,10 +59,9 @@ struct FederationEventHandler: EventHandler {
             if let shown = before.shown, documents.article(shown) == article { return }
             activity = documents.postActivity("Update", postId: post.id, authorId: author, sequence: sequence, object: article, at: date)
         case (true, false):
+            try await DeliveryQueue.dropChanges(of: documents.urls.article(post.id), in: connection)
             let tombstone = documents.tombstone(postId: post.id, deletedAt: deletedAt ?? date)
-            let delete = documents.postActivity("Delete", postId: post.id, authorId: author, sequence: sequence, object: tombstone, at: date)
-            try await DeliveryQueue.replaceChanges(of: documents.urls.article(post.id), with: delete, from: author, in: connection)
-            return
+            activity = documents.postActivity("Delete", postId: post.id, authorId: author, sequence: sequence, object: tombstone, at: date)
         case (false, false):
             return
         }

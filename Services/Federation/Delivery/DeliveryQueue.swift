@@ -26,7 +26,7 @@ struct DeliveryQueue: Sendable {
     let clock: @Sendable () -> Date
     /// How long a claimed row is left to its worker before another may take it again
     /// (longer than a delivery's timeout).
-    static let lease: TimeInterval = 60
+    var lease: TimeInterval = 60
 
     /// An inbox URL's authority, the unit of pausing (written once, for both enqueues).
     private static let host = "lower(substring(inbox from '^[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#]+)'))"
@@ -46,29 +46,15 @@ struct DeliveryQueue: Sendable {
         if added > 0 { connection.signalAfterCommit(channel) }
     }
 
-    /// Enqueues `delete`, of `objectId` (a post's id), to every distinct inbox of `userId`'s
-    /// followers in place of the object's Create and Update deliveries not yet made, which are
-    /// dropped: each inbox retries on its own schedule, and one that came back after the Delete
-    /// went out got the deleted post again, for good. Where one is being sent (claimed, its
-    /// lease running), or waits for its retry, the Delete waits for that lease (a minute at
-    /// most): sent at once, it could arrive before the Create, which then brought the post back.
-    static func replaceChanges(of objectId: String, with delete: JSONValue, from userId: String, in connection: DatabaseConnection) async throws {
-        guard let id = delete["id"]?.string else { return }
-        let body = String(decoding: delete.bytes, as: UTF8.self)
-        let added = try await connection.execute(
+    /// Drops the Create and Update deliveries of `objectId` (a post's id) not yet delivered:
+    /// each inbox retries on its own schedule, and one that came back after the Delete went out
+    /// got the deleted post again, for good.
+    static func dropChanges(of objectId: String, in connection: DatabaseConnection) async throws {
+        try await connection.execute(
             """
-            WITH dropped AS (
-                DELETE FROM deliveries
-                WHERE split_part(activity_id, '#', 1) = \(objectId) AND activity_id ~ '#(create|update)-[0-9]+$' AND NOT dead
-                RETURNING inbox, least(next_attempt_at, now() + make_interval(secs => \(lease))) AS ended_by
-            )
-            INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
-            SELECT \(id), inbox, \(unescaped: Self.host), \(userId), \(body),
-                greatest(now(), (SELECT max(ended_by) FROM dropped WHERE dropped.inbox = targets.inbox))
-            FROM (SELECT DISTINCT coalesce(shared_inbox, inbox) AS inbox FROM followers WHERE actor_id = \(userId)) AS targets
-            ON CONFLICT (activity_id, inbox) DO NOTHING
+            DELETE FROM deliveries
+            WHERE split_part(activity_id, '#', 1) = \(objectId) AND activity_id ~ '#(create|update)-[0-9]+$' AND NOT dead
             """)
-        if added > 0 { connection.signalAfterCommit(channel) }
     }
 
     /// Enqueues `activity` to one inbox, signed by `signer`.
@@ -91,7 +77,7 @@ struct DeliveryQueue: Sendable {
         let now = clock()
         return try await database.query(
             """
-            UPDATE deliveries d SET next_attempt_at = \(now.addingTimeInterval(Self.lease)), attempts = d.attempts + 1
+            UPDATE deliveries d SET next_attempt_at = \(now.addingTimeInterval(lease)), attempts = d.attempts + 1
             FROM (
                 SELECT id FROM deliveries q
                 WHERE NOT q.dead AND q.next_attempt_at <= \(now)
