@@ -43,7 +43,8 @@ final class HostResolver: Sendable {
         await withCheckedContinuation { continuation in
             let answer = FirstAnswer(continuation)
             let waiter = Waiter(answer: answer, timer: Task { [timeout] in
-                try? await Task.sleep(for: min(timeout, limit ?? timeout))
+                // Cancelled when the lookup answered: that answer stands.
+                guard (try? await Task.sleep(for: min(timeout, limit ?? timeout))) != nil else { return }
                 answer.give([])
             })
             enum Turn { case joined, first, refused }
@@ -59,14 +60,14 @@ final class HostResolver: Sendable {
             switch turn {
             case .joined: break
             case .refused:
-                waiter.timer.cancel()
                 answer.give([])
+                waiter.timer.cancel()
             case .first:
                 threads.submit { [self] state in
                     let addresses = if case .active = state { lookup(host) } else { [String]() }
                     for waiter in lookups.withLock({ $0.removeValue(forKey: host) ?? [] }) {
-                        waiter.timer.cancel()
                         waiter.answer.give(addresses)
+                        waiter.timer.cancel()
                     }
                 }
             }
