@@ -123,4 +123,17 @@ let schema = Migrations([
             SELECT substring(handle FROM '^(.+)_[0-9]{1,9}$'), max(substring(handle FROM '_([0-9]{1,9})$')::integer)
             FROM actors WHERE handle ~ '^.+_[0-9]{1,9}$' GROUP BY 1;
             """),
+    Migration(
+        version: 7, name: "deliveries in order per object and inbox",
+        sql: """
+            -- An object's activities reach an inbox in the order they were queued: a delivery waits
+            -- while an earlier one of the same object (what precedes the '#' of its id) to the same
+            -- inbox is pending. Claimed together, a Create and its Update or Delete were sent at
+            -- once and could arrive in either order. The index replaces the one of migration 5.
+            -- `sending`: claimed and not yet answered. A Delete leaves such a Create or Update in
+            -- place, and goes after it; dropped, it could still arrive after the Delete.
+            ALTER TABLE deliveries ADD COLUMN sending boolean NOT NULL DEFAULT false;
+            CREATE INDEX deliveries_by_object ON deliveries (split_part(activity_id, '#', 1), inbox, id) WHERE NOT dead;
+            DROP INDEX deliveries_post_changes;
+            """),
 ])

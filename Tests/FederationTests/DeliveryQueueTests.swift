@@ -17,6 +17,70 @@ import TestSupport
         }
     }
 
+    /// Queues `activities` (ids) of one post, in order, to each of `inboxes`.
+    func enqueue(_ activities: [String], to inboxes: [String], in database: Database) async throws {
+        try await database.transaction { connection in
+            for id in activities {
+                for inbox in inboxes {
+                    try await DeliveryQueue.to(inbox, ["id": .string("\(Self.post)#\(id)")], signer: "ada", in: connection)
+                }
+            }
+        }
+    }
+
+    static let post = "https://postly.example/ap/posts/p1"
+
+    /// The activities `claimed` names, by the part of their ids after the post's.
+    func names(_ claimed: [Delivery]) -> [String] {
+        claimed.map { String($0.activityId.dropFirst(Self.post.count + 1)) }.sorted()
+    }
+
+    @Test func aPostsActivitiesReachAnInboxOneAtATimeInTheOrderTheyWereQueued() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(["create-1", "update-2", "update-3"], to: ["https://a.example/inbox", "https://b.example/inbox"], in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            // Claimed together, they were sent at once, and the Update could arrive first.
+            let creates = try await queue.claim(limit: 10)
+            #expect(names(creates) == ["create-1", "create-1"])
+            #expect(try await queue.claim(limit: 10).isEmpty)
+            try await queue.delivered(creates[0])
+            let update = try await queue.claim(limit: 10)
+            #expect(names(update) == ["update-2"] && update.first?.inbox == creates[0].inbox)
+            // A given-up delivery holds nothing back.
+            try await queue.failed(update[0], status: 404, error: "answered 404", retryAt: nil, pauseAfter: 10, pauseUntil: Date())
+            #expect(names(try await queue.claim(limit: 10)) == ["update-3"])
+        }
+    }
+
+    /// The Delete of a post whose Create is being sent goes after it: dropped, the Create was
+    /// still on its way, and could arrive after the Delete and bring the post back. If the
+    /// Create fails, it is dropped then, and not tried again before the Delete.
+    @Test func aDeleteGoesAfterTheCreateBeingSentAndAFailedOneIsDropped() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            let inboxes = ["https://a.example/inbox", "https://b.example/inbox"]
+            try await enqueue(["create-1"], to: inboxes, in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            let sending = try await queue.claim(limit: 10)
+            #expect(sending.count == 2)
+            try await database.transaction { connection in
+                try await DeliveryQueue.dropChanges(of: Self.post, in: connection)
+            }
+            // Republished at once: its new Create goes after the Delete.
+            try await enqueue(["delete-2", "create-3"], to: inboxes, in: database)
+            #expect(try await queue.claim(limit: 10).isEmpty)
+
+            try await queue.delivered(sending[0])
+            try await queue.failed(sending[1], status: 503, error: "answered 503", retryAt: Date(), pauseAfter: 10, pauseUntil: Date())
+            let deletes = try await queue.claim(limit: 10)
+            #expect(names(deletes) == ["delete-2", "delete-2"])
+            for delivery in deletes { try await queue.delivered(delivery) }
+            #expect(names(try await queue.claim(limit: 10)) == ["create-3", "create-3"])
+            #expect(try await database.query("SELECT 1 FROM deliveries WHERE activity_id LIKE '%#create-1'").isEmpty)
+        }
+    }
+
     @Test func concurrentClaimsNeverTakeTheSameDelivery() async throws {
         try await TestDatabase.with(poolSize: 4) { database in
             try await schema.apply(to: database)

@@ -17,7 +17,9 @@ struct Delivery: Sendable, Equatable {
 /// The deliveries table: activities enqueued inside the transaction that decided them (one
 /// row per distinct inbox, a shared inbox once for all its followers), claimed by the workers
 /// of every instance with `FOR UPDATE SKIP LOCKED`, retried on Mastodon's schedule, deleted
-/// once delivered, kept as `dead` once given up.
+/// once delivered, kept as `dead` once given up. One object's activities (a post's Create,
+/// Update and Delete; an actor's Update and Accepts) reach an inbox one at a time, in the
+/// order they were queued.
 struct DeliveryQueue: Sendable {
     /// Signalled after a commit that enqueued something: the worker of this process wakes.
     static let channel = "federation_deliveries"
@@ -46,14 +48,15 @@ struct DeliveryQueue: Sendable {
         if added > 0 { connection.signalAfterCommit(channel) }
     }
 
-    /// Drops the Create and Update deliveries of `objectId` (a post's id) not yet delivered:
+    /// Drops the Create and Update deliveries of `objectId` (a post's id) waiting to be sent:
     /// each inbox retries on its own schedule, and one that came back after the Delete went out
-    /// got the deleted post again, for good.
+    /// got the deleted post again, for good. One being sent stays, and the Delete queued next
+    /// goes after it (`failed` drops it if it has to be tried again).
     static func dropChanges(of objectId: String, in connection: DatabaseConnection) async throws {
         try await connection.execute(
             """
             DELETE FROM deliveries
-            WHERE split_part(activity_id, '#', 1) = \(objectId) AND activity_id ~ '#(create|update)-[0-9]+$' AND NOT dead
+            WHERE split_part(activity_id, '#', 1) = \(objectId) AND activity_id ~ '#(create|update)-[0-9]+$' AND NOT dead AND NOT sending
             """)
     }
 
@@ -72,16 +75,20 @@ struct DeliveryQueue: Sendable {
 
     /// Takes up to `limit` due deliveries of hosts that are not paused, oldest due first, for
     /// this worker alone: rows another instance holds are skipped, and the taken ones are
-    /// leased (due again only after `lease`).
+    /// leased (due again only after `lease`). A delivery behind an earlier one of its object to
+    /// its inbox, delivered or given up only later, waits for it.
     func claim(limit: Int) async throws -> [Delivery] {
         let now = clock()
         return try await database.query(
             """
-            UPDATE deliveries d SET next_attempt_at = \(now.addingTimeInterval(lease)), attempts = d.attempts + 1
+            UPDATE deliveries d SET next_attempt_at = \(now.addingTimeInterval(lease)), attempts = d.attempts + 1, sending = true
             FROM (
                 SELECT id FROM deliveries q
                 WHERE NOT q.dead AND q.next_attempt_at <= \(now)
                   AND NOT EXISTS (SELECT 1 FROM inbox_hosts h WHERE h.host = q.host AND h.paused_until > \(now))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM deliveries e
+                      WHERE split_part(e.activity_id, '#', 1) = split_part(q.activity_id, '#', 1) AND e.inbox = q.inbox AND e.id < q.id AND NOT e.dead)
                 ORDER BY q.next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
             ) AS due
             WHERE d.id = due.id
@@ -109,7 +116,8 @@ struct DeliveryQueue: Sendable {
         }
     }
 
-    /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil). A 410 from the
+    /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil); a Create or Update
+    /// whose object's Delete was queued behind it while it was being sent is dropped. A 410 from the
     /// inbox drops its followers. A host that has now failed `pauseAfter` times in a row is
     /// left alone until `pauseUntil`; only failures of the host count (no answer, 5xx, 429):
     /// a 4xx says it is up, and counting those let any actor whose inbox answers 404 pause
@@ -118,12 +126,22 @@ struct DeliveryQueue: Sendable {
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
     ) async throws {
         try await database.retryingTransaction { connection in
-            try await connection.execute(
+            let dropped = try await connection.execute(
                 """
-                UPDATE deliveries SET last_status = \(status), last_error = \(error),
-                    dead = \(retryAt == nil), next_attempt_at = coalesce(\(retryAt), next_attempt_at)
-                WHERE id = \(delivery.id)
+                DELETE FROM deliveries d
+                WHERE d.id = \(delivery.id) AND d.activity_id ~ '#(create|update)-[0-9]+$' AND EXISTS (
+                    SELECT 1 FROM deliveries l
+                    WHERE split_part(l.activity_id, '#', 1) = split_part(d.activity_id, '#', 1) AND l.inbox = d.inbox
+                      AND l.id > d.id AND l.activity_id ~ '#delete-[0-9]+$')
                 """)
+            if dropped == 0 {
+                try await connection.execute(
+                    """
+                    UPDATE deliveries SET last_status = \(status), last_error = \(error), sending = false,
+                        dead = \(retryAt == nil), next_attempt_at = coalesce(\(retryAt), next_attempt_at)
+                    WHERE id = \(delivery.id)
+                    """)
+            }
             if status == 410 { try await FollowerRepository.dropGone(inbox: delivery.inbox, in: connection) }
             if let status, status < 500, status != 429 { return }
             try await connection.execute(
