@@ -126,14 +126,15 @@ let schema = Migrations([
     Migration(
         version: 7, name: "deliveries in order per object and inbox",
         sql: """
-            -- An object's activities reach an inbox in the order they were queued: a delivery waits
-            -- while an earlier one of the same object (what precedes the '#' of its id) to the same
-            -- inbox is pending. Claimed together, a Create and its Update or Delete were sent at
-            -- once and could arrive in either order. The index replaces the one of migration 5.
-            -- `sending`: claimed and not yet answered. A Delete leaves such a Create or Update in
-            -- place, and goes after it; dropped, it could still arrive after the Delete.
-            ALTER TABLE deliveries ADD COLUMN sending boolean NOT NULL DEFAULT false;
-            CREATE INDEX deliveries_by_object ON deliveries (split_part(activity_id, '#', 1), inbox, id) WHERE NOT dead;
+            -- The activities of one object reach an inbox one at a time, in the order they were
+            -- queued (`DeliveryQueue`). `object_id`: that object (none for an Accept queued before,
+            -- sent in no order); `sending`: claimed and not answered yet; `superseded`: made
+            -- pointless by a newer activity of its object while being sent, so not sent again.
+            -- The index replaces migration 5's.
+            ALTER TABLE deliveries ADD COLUMN object_id text, ADD COLUMN sending boolean NOT NULL DEFAULT false,
+                ADD COLUMN superseded boolean NOT NULL DEFAULT false;
+            UPDATE deliveries SET object_id = split_part(activity_id, '#', 1) WHERE activity_id ~ '#(create|update|delete)-[0-9]+$';
+            CREATE INDEX deliveries_by_object ON deliveries (object_id, inbox, id) WHERE NOT dead;
             DROP INDEX deliveries_post_changes;
             """),
 ])

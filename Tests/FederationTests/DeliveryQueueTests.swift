@@ -17,57 +17,76 @@ import TestSupport
         }
     }
 
-    /// Queues `activities` (ids) of one post, in order, to each of `inboxes`.
+    static let post = "https://postly.example/ap/posts/p1"
+    let inboxes = ["https://a.example/inbox", "https://b.example/inbox"]
+
+    /// Queues activities of one post, in order, named as in their ids ("create-1", "update-2"),
+    /// to each of `inboxes`.
     func enqueue(_ activities: [String], to inboxes: [String], in database: Database) async throws {
         try await database.transaction { connection in
-            for id in activities {
-                for inbox in inboxes {
-                    try await DeliveryQueue.to(inbox, ["id": .string("\(Self.post)#\(id)")], signer: "ada", in: connection)
-                }
+            for name in activities {
+                let type = name.prefix { $0 != "-" }.capitalized
+                let activity: JSONValue = ["id": .string("\(Self.post)#\(name)"), "type": .string(type), "object": ["id": .string(Self.post)]]
+                for inbox in inboxes { try await DeliveryQueue.to(inbox, activity, signer: "ada", in: connection) }
             }
         }
     }
 
-    static let post = "https://postly.example/ap/posts/p1"
-
-    /// The activities `claimed` names, by the part of their ids after the post's.
+    /// The names of `claimed`, what follows the '#' of their ids, sorted.
     func names(_ claimed: [Delivery]) -> [String] {
-        claimed.map { String($0.activityId.dropFirst(Self.post.count + 1)) }.sorted()
+        claimed.map { String($0.activityId.split(separator: "#").last ?? "") }.sorted()
+    }
+
+    /// The names of the deliveries in the queue, sorted.
+    func queued(in database: Database) async throws -> [String] {
+        try await database.query("SELECT split_part(activity_id, '#', 2) AS name FROM deliveries ORDER BY 1").map { try $0.decode("name") }
     }
 
     @Test func aPostsActivitiesReachAnInboxOneAtATimeInTheOrderTheyWereQueued() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
             try await schema.apply(to: database)
-            try await enqueue(["create-1", "update-2", "update-3"], to: ["https://a.example/inbox", "https://b.example/inbox"], in: database)
+            try await enqueue(["create-1", "update-2"], to: inboxes, in: database)
+            // An Accept is about another object (its Follow), and goes at once.
+            let accept: JSONValue = ["id": "https://postly.example/ap/users/ada#accepts/1", "type": "Accept", "object": ["id": "https://peer.example/follows/1"]]
+            try await database.transaction { try await DeliveryQueue.to(inboxes[0], accept, signer: "ada", in: $0) }
             let queue = DeliveryQueue(database: database, clock: { Date() })
             // Claimed together, they were sent at once, and the Update could arrive first.
-            let creates = try await queue.claim(limit: 10)
-            #expect(names(creates) == ["create-1", "create-1"])
+            let first = try await queue.claim(limit: 10)
+            #expect(names(first) == ["accepts/1", "create-1", "create-1"])
             #expect(try await queue.claim(limit: 10).isEmpty)
+            let creates = first.filter { $0.activityId.hasSuffix("#create-1") }.sorted { $0.inbox < $1.inbox }
             try await queue.delivered(creates[0])
             let update = try await queue.claim(limit: 10)
-            #expect(names(update) == ["update-2"] && update.first?.inbox == creates[0].inbox)
+            #expect(names(update) == ["update-2"] && update.first?.inbox == inboxes[0])
             // A given-up delivery holds nothing back.
-            try await queue.failed(update[0], status: 404, error: "answered 404", retryAt: nil, pauseAfter: 10, pauseUntil: Date())
-            #expect(names(try await queue.claim(limit: 10)) == ["update-3"])
+            try await queue.failed(creates[1], status: 404, error: "answered 404", retryAt: nil, pauseAfter: 10, pauseUntil: Date())
+            #expect(names(try await queue.claim(limit: 10)) == ["update-2"])
+        }
+    }
+
+    /// An Update carries the whole object, so the Updates still waiting are dropped; a Delete
+    /// drops the waiting Creates and Updates (an inbox back after the Delete went out got the
+    /// deleted post again, for good).
+    @Test func aNewerUpdateOrADeleteDropsTheWaitingDeliveriesItMakesPointless() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(["create-1", "update-2", "update-3"], to: inboxes, in: database)
+            #expect(try await queued(in: database) == ["create-1", "create-1", "update-3", "update-3"])
+            try await enqueue(["delete-4"], to: inboxes, in: database)
+            #expect(try await queued(in: database) == ["delete-4", "delete-4"])
         }
     }
 
     /// The Delete of a post whose Create is being sent goes after it: dropped, the Create was
-    /// still on its way, and could arrive after the Delete and bring the post back. If the
-    /// Create fails, it is dropped then, and not tried again before the Delete.
-    @Test func aDeleteGoesAfterTheCreateBeingSentAndAFailedOneIsDropped() async throws {
+    /// still on its way, and could arrive after the Delete and bring the post back. If it fails,
+    /// it is dropped then, not tried again. A republish's Create goes after the Delete.
+    @Test func aDeleteGoesAfterTheCreateBeingSentWhichIsDroppedIfItFails() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
             try await schema.apply(to: database)
-            let inboxes = ["https://a.example/inbox", "https://b.example/inbox"]
             try await enqueue(["create-1"], to: inboxes, in: database)
             let queue = DeliveryQueue(database: database, clock: { Date() })
             let sending = try await queue.claim(limit: 10)
             #expect(sending.count == 2)
-            try await database.transaction { connection in
-                try await DeliveryQueue.dropChanges(of: Self.post, in: connection)
-            }
-            // Republished at once: its new Create goes after the Delete.
             try await enqueue(["delete-2", "create-3"], to: inboxes, in: database)
             #expect(try await queue.claim(limit: 10).isEmpty)
 
@@ -77,7 +96,62 @@ import TestSupport
             #expect(names(deletes) == ["delete-2", "delete-2"])
             for delivery in deletes { try await queue.delivered(delivery) }
             #expect(names(try await queue.claim(limit: 10)) == ["create-3", "create-3"])
-            #expect(try await database.query("SELECT 1 FROM deliveries WHERE activity_id LIKE '%#create-1'").isEmpty)
+            #expect(try await queued(in: database) == ["create-3", "create-3"])
+        }
+    }
+
+    /// A failure recorded while the Delete is being queued (its transaction not committed yet)
+    /// still sees it: the Create is dropped, not left to retry ahead of the Delete for hours.
+    @Test func aFailureRecordedWhileTheDeleteIsQueuedDropsTheCreate() async throws {
+        try await TestDatabase.with(poolSize: 3) { database in
+            try await schema.apply(to: database)
+            try await enqueue(["create-1"], to: [inboxes[0]], in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            let sending = try #require(try await queue.claim(limit: 10).first)
+            async let queuing: Void = database.transaction { connection in
+                let delete: JSONValue = ["id": .string("\(Self.post)#delete-2"), "type": "Delete", "object": ["id": .string(Self.post)]]
+                try await DeliveryQueue.to(inboxes[0], delete, signer: "ada", in: connection)
+                try await Task.sleep(for: .milliseconds(600))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            try await queue.failed(sending, status: 503, error: "answered 503", retryAt: Date(), pauseAfter: 10, pauseUntil: Date())
+            try await queuing
+            let left = try await queued(in: database)
+            #expect(left == ["delete-2"])
+        }
+    }
+
+    /// A superseded delivery whose worker never said how it went (it died) is not sent again,
+    /// and holds back the Delete behind it only until its lease ends.
+    @Test func aSupersededDeliveryOfAWorkerThatDiedIsNotSentAgain() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(["create-1"], to: [inboxes[0]], in: database)
+            _ = try await DeliveryQueue(database: database, clock: { Date() }).claim(limit: 10)
+            try await enqueue(["delete-2"], to: [inboxes[0]], in: database)
+            let afterTheLease = DeliveryQueue(database: database, clock: { Date().addingTimeInterval(61) })
+            #expect(names(try await afterTheLease.claim(limit: 10)) == ["delete-2"])
+            try await afterTheLease.purge(before: Date())
+            #expect(try await queued(in: database) == ["delete-2"])
+        }
+    }
+
+    /// An attempt that outlived its lease, the row claimed again since, records nothing: had
+    /// it deleted the row, the Update behind it would go while the new attempt is under way.
+    @Test func anAttemptThatOutlivedItsLeaseRecordsNothing() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(["create-1"], to: [inboxes[0]], in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            let late = try #require(try await queue.claim(limit: 10).first)
+            let afterTheLease = DeliveryQueue(database: database, clock: { Date().addingTimeInterval(61) })
+            let again = try #require(try await afterTheLease.claim(limit: 10).first)
+            try await enqueue(["update-2"], to: [inboxes[0]], in: database)
+            try await queue.delivered(late)
+            try await queue.failed(late, status: 503, error: "answered 503", retryAt: Date(), pauseAfter: 10, pauseUntil: Date())
+            #expect(try await afterTheLease.claim(limit: 10).isEmpty)
+            try await afterTheLease.delivered(again)
+            #expect(names(try await afterTheLease.claim(limit: 10)) == ["update-2"])
         }
     }
 

@@ -59,7 +59,6 @@ struct FederationEventHandler: EventHandler {
             if let shown = before.shown, documents.article(shown) == article { return }
             activity = documents.postActivity("Update", postId: post.id, authorId: author, sequence: sequence, object: article, at: date)
         case (true, false):
-            try await DeliveryQueue.dropChanges(of: documents.urls.article(post.id), in: connection)
             let tombstone = documents.tombstone(postId: post.id, deletedAt: deletedAt ?? date)
             activity = documents.postActivity("Delete", postId: post.id, authorId: author, sequence: sequence, object: tombstone, at: date)
         case (false, false):

@@ -17,9 +17,14 @@ struct Delivery: Sendable, Equatable {
 /// The deliveries table: activities enqueued inside the transaction that decided them (one
 /// row per distinct inbox, a shared inbox once for all its followers), claimed by the workers
 /// of every instance with `FOR UPDATE SKIP LOCKED`, retried on Mastodon's schedule, deleted
-/// once delivered, kept as `dead` once given up. One object's activities (a post's Create,
-/// Update and Delete; an actor's Update and Accepts) reach an inbox one at a time, in the
-/// order they were queued.
+/// once delivered, kept as `dead` once given up.
+///
+/// The activities of one object (a post's Create, Updates and Delete; an actor's Updates; the
+/// Accepts of one Follow) reach an inbox one at a time, in the order they were queued: sent
+/// together, an Update could arrive before its Create, or a Create after its Delete. A newer
+/// activity supersedes the older ones it makes pointless (an Update the older Updates, each
+/// carrying the whole object; a Delete the Creates and Updates): those waiting are dropped, and
+/// one being sent goes out or fails, and is not tried again.
 struct DeliveryQueue: Sendable {
     /// Signalled after a commit that enqueued something: the worker of this process wakes.
     static let channel = "federation_deliveries"
@@ -36,47 +41,62 @@ struct DeliveryQueue: Sendable {
     /// Enqueues `activity` to every distinct inbox of `userId`'s followers (their shared
     /// inbox where they have one), signed by `userId`.
     static func toFollowers(of userId: String, _ activity: JSONValue, in connection: DatabaseConnection) async throws {
-        guard let id = activity["id"]?.string else { return }
-        let body = String(decoding: activity.bytes, as: UTF8.self)
+        guard let queued = try await prepareToQueue(activity, in: connection) else { return }
         let added = try await connection.execute(
             """
-            INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
-            SELECT \(id), inbox, \(unescaped: Self.host), \(userId), \(body), now()
+            INSERT INTO deliveries (activity_id, object_id, inbox, host, signer, body, next_attempt_at)
+            SELECT \(queued.id), \(queued.objectId), inbox, \(unescaped: Self.host), \(userId), \(queued.body), now()
             FROM (SELECT DISTINCT coalesce(shared_inbox, inbox) AS inbox FROM followers WHERE actor_id = \(userId)) AS targets
             ON CONFLICT (activity_id, inbox) DO NOTHING
             """)
         if added > 0 { connection.signalAfterCommit(channel) }
     }
 
-    /// Drops the Create and Update deliveries of `objectId` (a post's id) waiting to be sent:
-    /// each inbox retries on its own schedule, and one that came back after the Delete went out
-    /// got the deleted post again, for good. One being sent stays, and the Delete queued next
-    /// goes after it (`failed` drops it if it has to be tried again).
-    static func dropChanges(of objectId: String, in connection: DatabaseConnection) async throws {
-        try await connection.execute(
-            """
-            DELETE FROM deliveries
-            WHERE split_part(activity_id, '#', 1) = \(objectId) AND activity_id ~ '#(create|update)-[0-9]+$' AND NOT dead AND NOT sending
-            """)
-    }
-
     /// Enqueues `activity` to one inbox, signed by `signer`.
     static func to(_ inbox: String, _ activity: JSONValue, signer: String, in connection: DatabaseConnection) async throws {
-        guard let id = activity["id"]?.string else { return }
-        let body = String(decoding: activity.bytes, as: UTF8.self)
+        guard let queued = try await prepareToQueue(activity, in: connection) else { return }
         try await connection.execute(
             """
-            INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
-            SELECT \(id), inbox, \(unescaped: Self.host), \(signer), \(body), now() FROM (SELECT \(inbox)::text AS inbox) AS target
+            INSERT INTO deliveries (activity_id, object_id, inbox, host, signer, body, next_attempt_at)
+            SELECT \(queued.id), \(queued.objectId), inbox, \(unescaped: Self.host), \(signer), \(queued.body), now()
+            FROM (SELECT \(inbox)::text AS inbox) AS target
             ON CONFLICT (activity_id, inbox) DO NOTHING
             """)
         connection.signalAfterCommit(channel)
     }
 
+    /// The id of `activity`, of its object (whose activities are delivered in order) and its
+    /// body, once the older deliveries it supersedes are gone; nil for an activity without id.
+    private static func prepareToQueue(
+        _ activity: JSONValue, in connection: DatabaseConnection
+    ) async throws -> (id: String, objectId: String?, body: String)? {
+        guard let id = activity["id"]?.string else { return nil }
+        let objectId = activity["object"]?["id"]?.string ?? activity["object"]?.string
+        let body = String(decoding: activity.bytes, as: UTF8.self)
+        let superseded: String? =
+            switch activity["type"]?.string {
+            case "Update": "#update-[0-9]+$"
+            case "Delete": "#(create|update)-[0-9]+$"
+            default: nil
+            }
+        guard let objectId, let superseded else { return (id, objectId, body) }
+        // Marked first, which locks them: a worker recording one's outcome meanwhile waits for
+        // this transaction, then sees the mark. Those not being sent go now, the others when
+        // they fail (`failed`).
+        try await connection.execute(
+            """
+            UPDATE deliveries SET superseded = true
+            WHERE object_id = \(objectId) AND activity_id ~ \(superseded) AND activity_id <> \(id) AND NOT dead
+            """)
+        try await connection.execute("DELETE FROM deliveries WHERE object_id = \(objectId) AND superseded AND NOT sending AND NOT dead")
+        return (id, objectId, body)
+    }
+
     /// Takes up to `limit` due deliveries of hosts that are not paused, oldest due first, for
     /// this worker alone: rows another instance holds are skipped, and the taken ones are
-    /// leased (due again only after `lease`). A delivery behind an earlier one of its object to
-    /// its inbox, delivered or given up only later, waits for it.
+    /// leased (due again only after `lease`). A delivery waits while an earlier one of its
+    /// object to its inbox is pending; a superseded one is not sent again, and holds back those
+    /// behind it only while its lease runs.
     func claim(limit: Int) async throws -> [Delivery] {
         let now = clock()
         return try await database.query(
@@ -86,9 +106,11 @@ struct DeliveryQueue: Sendable {
                 SELECT id FROM deliveries q
                 WHERE NOT q.dead AND q.next_attempt_at <= \(now)
                   AND NOT EXISTS (SELECT 1 FROM inbox_hosts h WHERE h.host = q.host AND h.paused_until > \(now))
+                  AND NOT q.superseded
                   AND NOT EXISTS (
                       SELECT 1 FROM deliveries e
-                      WHERE split_part(e.activity_id, '#', 1) = split_part(q.activity_id, '#', 1) AND e.inbox = q.inbox AND e.id < q.id AND NOT e.dead)
+                      WHERE e.object_id = q.object_id AND e.inbox = q.inbox AND e.id < q.id AND NOT e.dead
+                        AND NOT (e.superseded AND e.next_attempt_at <= \(now)))
                 ORDER BY q.next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
             ) AS due
             WHERE d.id = due.id
@@ -102,23 +124,25 @@ struct DeliveryQueue: Sendable {
         }
     }
 
-    /// Forgets given-up deliveries, and the ids of inbound activities, older than `date`.
+    /// Forgets given-up deliveries, and the ids of inbound activities, older than `date`, and
+    /// superseded deliveries whose worker never said how they went (their lease ended).
     func purge(before date: Date) async throws {
         try await database.execute("DELETE FROM deliveries WHERE dead AND created_at < \(date)")
+        try await database.execute("DELETE FROM deliveries WHERE superseded AND NOT dead AND next_attempt_at <= \(clock())")
         try await database.execute("DELETE FROM inbound_activities WHERE received_at < \(date)")
     }
 
-    /// Delivered: the row goes, and its host's run of failures ends.
+    /// Delivered: the row goes, and its host's run of failures ends. Here and in `failed`, a
+    /// row claimed again since (this attempt outlived its lease) is the new attempt's to record.
     func delivered(_ delivery: Delivery) async throws {
         try await database.retryingTransaction { connection in
-            try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id)")
+            try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)")
             try await connection.execute("UPDATE inbox_hosts SET consecutive_failures = 0, paused_until = NULL WHERE host = \(delivery.host)")
         }
     }
 
-    /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil); a Create or Update
-    /// whose object's Delete was queued behind it while it was being sent is dropped. A 410 from the
-    /// inbox drops its followers. A host that has now failed `pauseAfter` times in a row is
+    /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil); dropped if it was
+    /// superseded while being sent. A 410 from the inbox drops its followers. A host that has now failed `pauseAfter` times in a row is
     /// left alone until `pauseUntil`; only failures of the host count (no answer, 5xx, 429):
     /// a 4xx says it is up, and counting those let any actor whose inbox answers 404 pause
     /// the deliveries to every follower on its server.
@@ -126,21 +150,17 @@ struct DeliveryQueue: Sendable {
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
     ) async throws {
         try await database.retryingTransaction { connection in
-            let dropped = try await connection.execute(
+            // An UPDATE, which waits for a transaction marking the row superseded and then
+            // sees the mark (a DELETE of superseded rows alone would not see it, nor wait).
+            let recorded = try await connection.query(
                 """
-                DELETE FROM deliveries d
-                WHERE d.id = \(delivery.id) AND d.activity_id ~ '#(create|update)-[0-9]+$' AND EXISTS (
-                    SELECT 1 FROM deliveries l
-                    WHERE split_part(l.activity_id, '#', 1) = split_part(d.activity_id, '#', 1) AND l.inbox = d.inbox
-                      AND l.id > d.id AND l.activity_id ~ '#delete-[0-9]+$')
+                UPDATE deliveries SET last_status = \(status), last_error = \(error), sending = false,
+                    dead = \(retryAt == nil), next_attempt_at = coalesce(\(retryAt), next_attempt_at)
+                WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)
+                RETURNING superseded
                 """)
-            if dropped == 0 {
-                try await connection.execute(
-                    """
-                    UPDATE deliveries SET last_status = \(status), last_error = \(error), sending = false,
-                        dead = \(retryAt == nil), next_attempt_at = coalesce(\(retryAt), next_attempt_at)
-                    WHERE id = \(delivery.id)
-                    """)
+            if try recorded.first?.decode("superseded", as: Bool.self) == true {
+                try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id)")
             }
             if status == 410 { try await FollowerRepository.dropGone(inbox: delivery.inbox, in: connection) }
             if let status, status < 500, status != 429 { return }
