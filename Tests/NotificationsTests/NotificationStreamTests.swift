@@ -363,6 +363,20 @@ import TestSupport
         }
     }
 
+    /// A ticket speaks for the token that asked for it, and no longer: once the token has
+    /// expired, its ticket opens nothing (it opened the stream, backlog included, and the
+    /// heartbeat ended it only a moment later).
+    @Test func aTicketOpensNothingOnceItsTokenHasExpired() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada", lifetime: 2)
+            let ticket = try await service.ticket(for: author).decode(Ticket.self).ticket
+            try await Task.sleep(for: .milliseconds(2_500))
+            let late = try await EventStreamClient.open(port: service.port, path: "/api/notifications/stream?ticket=\(ticket)")
+            #expect(late.status == 401)
+            await late.close()
+        }
+    }
+
     struct Ticket: Decodable {
         var ticket: String
     }

@@ -35,6 +35,7 @@ protocol NotificationRepository: Sendable {
     func notifications(recipientId: String, after position: Int64, limit: Int) async throws -> [StoredNotification]
     /// Stores a ticket (as its SHA-256) for the holder, valid for `lifetime`.
     func storeTicket(_ ticket: String, for holder: TicketHolder, lifetime: Duration) async throws
-    /// Spends the ticket: its holder if it exists and has not expired; it cannot be used again either way.
+    /// Spends the ticket: its holder if it exists and neither it nor the token that asked for it
+    /// has expired; it cannot be used again either way.
     func redeemTicket(_ ticket: String) async throws -> TicketHolder?
 }

@@ -93,7 +93,8 @@ struct PostgresNotificationRepository: NotificationRepository {
             try await connection.query(
                 """
                 DELETE FROM stream_tickets WHERE hash = sha256(\(Array(ticket.utf8)))
-                RETURNING user_id, session_id, COALESCE(access_expires_at, expires_at) AS access_expires_at, expires_at > now() AS valid
+                RETURNING user_id, session_id, COALESCE(access_expires_at, expires_at) AS access_expires_at,
+                    expires_at > now() AND COALESCE(access_expires_at, expires_at) > now() AS valid
                 """)
         }
         guard let row = rows.first, try row.decode("valid", as: Bool.self) else { return nil }
