@@ -94,8 +94,9 @@ struct ImageSuggestions: Sendable {
     }
 
     private func callWithinBudget(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
+        let call: Int64
         switch try await budget.reserve(userId: userId, now: now()) {
-        case .granted: break
+        case .granted(let id): call = id
         case .refused(let refusal): return .unavailable(.budgetSpent(refusal))
         case .userLimited(let until): throw UserLimited(until: until)
         }
@@ -114,6 +115,10 @@ struct ImageSuggestions: Sendable {
             return .unavailable(.budgetSpent(.rateLimitedUpstream(until: await budget.halt(now: now()))))
         case .failed(let failure):
             metrics.upstreamCall(failure.metricLabel)
+            return .unavailable(.upstreamFailed(failure))
+        case .notSent(let failure):
+            metrics.upstreamCall(failure.metricLabel)
+            await budget.giveBack(call, now: now())
             return .unavailable(.upstreamFailed(failure))
         }
     }

@@ -26,6 +26,8 @@ struct PexelsClient: Sendable {
         case answered(body: [UInt8], rateLimit: RateLimit)
         case rateLimited
         case failed(UpstreamFailure)
+        /// No connection was made: the provider never saw the request, and did not count it.
+        case notSent(UpstreamFailure)
     }
 
     /// The largest answer accepted: 80 photos are about 100 KB.
@@ -39,7 +41,13 @@ struct PexelsClient: Sendable {
         let response: CurlHTTPClient.Response
         do {
             response = try await httpClient.execute(request)
-        } catch CurlError.timeout, CurlError.connectTimeout {
+        } catch CurlError.connectTimeout {
+            logger.warning("the image provider took no connection in time")
+            return .notSent(.timeout)
+        } catch CurlError.connectFailed(let reason) {
+            logger.warning("the image provider is unreachable", metadata: ["error": "\(redacted(reason))"])
+            return .notSent(.unreachable)
+        } catch CurlError.timeout {
             logger.warning("the image provider did not answer in time")
             return .failed(.timeout)
         } catch CurlError.responseTooLarge {

@@ -52,9 +52,9 @@ import TestSupport
         // 2027-01-31T23:00:00Z
         let lastHourOfJanuary = Date(timeIntervalSince1970: 1_801_436_400)
         let budget = UpstreamBudget(hourlyLimit: 10, monthlyLimit: 1, userHourlyLimit: 10, database: test.database)
-        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary) == .granted)
+        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary).isGranted)
         #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary + 60) == .refused(.monthSpent(until: lastHourOfJanuary + 3600)))
-        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary + 3600) == .granted)
+        #expect(try await budget.reserve(userId: "u", now: lastHourOfJanuary + 3600).isGranted)
         #expect(budget.remaining == .init(hour: 9, month: 0))
         await test.drop()
     }
@@ -116,6 +116,24 @@ import TestSupport
         }
     }
 
+    /// A call that never reached the provider (no connection) costs nothing: a user retrying
+    /// through an outage spent their allowance, then everybody's hour, on calls the provider
+    /// never saw, and was refused once it was back.
+    @Test func callsThatNeverReachedTheProviderSpendNoBudgetAndNoAllowance() async throws {
+        let closedPort = try TestBroker.freePort()
+        let environment = ["PEXELS_BASE_URL": "http://127.0.0.1:\(closedPort)", "PEXELS_HOURLY_LIMIT": "2", "IMAGES_USER_HOURLY_MISSES": "2"]
+        try await ImagesTestService.run(pexels: FakePexels(), environment: environment) { service, client in
+            let token = try await service.token()
+            for query in ["one", "two", "three", "four"] {
+                let response = try await client.search(query, token: token)
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.problem?.code == "upstream_unreachable", "\(query)")
+            }
+            let counted = try await service.harness.database.query("SELECT count(*) AS n FROM upstream_calls")[0].decode("n", as: Int.self)
+            #expect(counted == 0)
+        }
+    }
+
     @Test func aUserPastTheAllowanceGets429WhileOthersStillGetAnswers() async throws {
         let pexels = FakePexels()
         try await ImagesTestService.run(pexels: pexels, environment: ["IMAGES_USER_HOURLY_MISSES": "2"]) { service, client in
@@ -166,5 +184,11 @@ import TestSupport
                 #expect(pexels.callCount == 5)
             }
         }
+    }
+}
+
+extension UpstreamBudget.Reservation {
+    var isGranted: Bool {
+        if case .granted = self { true } else { false }
     }
 }

@@ -27,8 +27,8 @@ final class UpstreamBudget: Sendable {
     }
 
     enum Reservation: Sendable, Equatable {
-        /// The call is counted: make it.
-        case granted
+        /// The call is counted, as `call`: make it.
+        case granted(call: Int64)
         /// The user has made their allowance of calls this hour; the next is theirs at `until`.
         case userLimited(until: Date)
         case refused(Refusal)
@@ -109,11 +109,12 @@ final class UpstreamBudget: Sendable {
             } else if state.monthUsed >= monthlyLimit {
                 reservation = .refused(.monthSpent(until: state.monthEnd))
             } else {
-                try await connection.execute("INSERT INTO upstream_calls (user_id, called_at) VALUES (\(userId), \(now))")
+                let call = try await connection.query(
+                    "INSERT INTO upstream_calls (user_id, called_at) VALUES (\(userId), \(now)) RETURNING id")[0]
                 hourUsed += 1
                 state.monthUsed += 1
                 try await Self.store(state, in: connection)
-                reservation = .granted
+                reservation = .granted(call: try call.decode("id"))
             }
             let remaining = state.haltedUntil == nil
                 ? Remaining(hour: max(0, hourlyLimit - hourUsed), month: max(0, monthlyLimit - state.monthUsed))
@@ -121,10 +122,27 @@ final class UpstreamBudget: Sendable {
             return (reservation, remaining)
         }
         lastRefusal.withLock { last in
-            if case .refused(let refusal) = reservation { last = refusal } else if reservation == .granted { last = nil }
+            switch reservation {
+            case .refused(let refusal): last = refusal
+            case .granted: last = nil
+            case .userLimited: break
+            }
         }
         lastRemaining.withLock { $0 = remaining }
         return reservation
+    }
+
+    /// Uncounts `call`, which never reached the provider (no connection was made): during an
+    /// outage, clients retrying every few seconds spent their allowances, and then the hour's
+    /// budget, on calls the provider never saw, and were refused for the rest of the hour once
+    /// it was back. Not uncounted when the database cannot be written: it stays spent.
+    func giveBack(_ call: Int64, now: Date) async {
+        try? await database.retryingTransaction { connection in
+            var state = try await Self.lockedState(at: now, in: connection)
+            guard try await connection.execute("DELETE FROM upstream_calls WHERE id = \(call)") > 0 else { return }
+            state.monthUsed = max(0, state.monthUsed - 1)
+            try await Self.store(state, in: connection)
+        }
     }
 
     /// Takes in what a successful answer's headers said. Not taken in when the database
