@@ -57,4 +57,48 @@ let schema = Migrations([
             ALTER TABLE stream_tickets ADD COLUMN access_expires_at timestamptz;
             """),
     OpenStreams.migration,
+    Migration(
+        version: 6, name: "notification counts",
+        sql: """
+            -- Each recipient's notifications and unread ones, kept as the notifications change, so
+            -- a page costs the same however many a user has (it counted them all on each read).
+            -- Kept by a trigger, so every writer keeps them, an instance of an older release
+            -- during a rolling update included. Per statement: marking hundreds read moves the
+            -- counts once.
+            CREATE TABLE notification_counts (
+                recipient_id text PRIMARY KEY,
+                total integer NOT NULL,
+                unread integer NOT NULL
+            );
+            CREATE FUNCTION count_notifications() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO notification_counts AS c (recipient_id, total, unread)
+                    SELECT recipient_id, count(*), count(*) FILTER (WHERE read_at IS NULL)
+                    FROM added WHERE NOT removed GROUP BY recipient_id
+                    ON CONFLICT (recipient_id) DO UPDATE SET total = c.total + excluded.total, unread = c.unread + excluded.unread;
+                ELSE
+                    INSERT INTO notification_counts AS c (recipient_id, total, unread)
+                    SELECT recipient_id, sum(total), sum(unread) FROM (
+                        SELECT recipient_id, 1 AS total, (read_at IS NULL)::integer AS unread FROM changed WHERE NOT removed
+                        UNION ALL
+                        SELECT recipient_id, -1, -(read_at IS NULL)::integer FROM was WHERE NOT removed
+                    ) AS change
+                    GROUP BY recipient_id HAVING sum(total) <> 0 OR sum(unread) <> 0
+                    ON CONFLICT (recipient_id) DO UPDATE SET total = c.total + excluded.total, unread = c.unread + excluded.unread;
+                END IF;
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER count_added AFTER INSERT ON notifications
+                REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION count_notifications();
+            CREATE TRIGGER count_changed AFTER UPDATE ON notifications
+                REFERENCING OLD TABLE AS was NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION count_notifications();
+            INSERT INTO notification_counts (recipient_id, total, unread)
+            SELECT recipient_id, count(*), count(*) FILTER (WHERE read_at IS NULL) FROM notifications WHERE NOT removed GROUP BY recipient_id;
+            -- The unread page in its order (the index of unread ones served the count alone).
+            CREATE INDEX notifications_unread_by_recipient ON notifications (recipient_id, created_at DESC, position DESC)
+                WHERE read_at IS NULL AND NOT removed;
+            DROP INDEX notifications_unread;
+            """),
 ])

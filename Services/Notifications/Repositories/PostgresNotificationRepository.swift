@@ -17,15 +17,11 @@ struct PostgresNotificationRepository: NotificationRepository {
             ORDER BY n.created_at DESC, n.position DESC
             LIMIT \(page.limit) OFFSET \(page.offset)
             """)
-        let counts = try await database.query(
-            """
-            SELECT count(*) AS total, count(*) FILTER (WHERE read_at IS NULL) AS unread
-            FROM notifications WHERE recipient_id = \(recipientId) AND NOT removed
-            """)[0]
-        let unread = try counts.decode("unread", as: Int.self)
+        let counts = try await database.query("SELECT total, unread FROM notification_counts WHERE recipient_id = \(recipientId)").first
+        let unread = try counts?.decode("unread", as: Int.self) ?? 0
         return (
             try rows.map { try Self.stored($0).notification },
-            unreadOnly ? unread : try counts.decode("total", as: Int.self),
+            unreadOnly ? unread : try counts?.decode("total", as: Int.self) ?? 0,
             unread
         )
     }
