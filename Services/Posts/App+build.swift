@@ -11,7 +11,7 @@ public func buildApplication(_ configuration: PostsConfiguration, logger: Logger
     let scheduler = PostScheduler(
         repository: repository, writes: kit.writes, bell: PostScheduler.bell(on: kit.database), poll: configuration.schedulerPoll, logger: logger)
     let changes = ChangeFeed(database: kit.database, logger: logger)
-    let watch = ChangeWatch(feed: changes, logger: logger)
+    let watch = ChangeWatch(feed: changes, model: model, logger: logger)
     let purge = TombstonePurge(feed: changes, writes: kit.writes, retention: configuration.tombstoneRetention, logger: logger)
     return kit.application(
         router: buildRouter(kit, repository: repository, views: views, changes: watch, feeds: model.feeds, feedSite: configuration.feedSite),

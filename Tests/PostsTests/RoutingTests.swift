@@ -10,9 +10,10 @@ import TestSupport
     @Test func everyRouteIsDocumentedAndAsksForATokenWhereDocumented() async throws {
         let kit = try RouteTable.offlineKit("posts")
         let repository = PostgresPostRepository(database: kit.database)
+        let model = ReadModel(database: kit.database, capacityBytes: 1 << 20)
         let router = buildRouter(
             kit, repository: repository, views: ViewCounter(repository: repository, interval: .seconds(1), logger: kit.logger),
-            changes: ChangeWatch(feed: ChangeFeed(database: kit.database, logger: kit.logger), logger: kit.logger), feeds: FeedCache(),
+            changes: ChangeWatch(feed: ChangeFeed(database: kit.database, logger: kit.logger), model: model, logger: kit.logger), feeds: FeedCache(),
             feedSite: PostsConfiguration(environment: [:]).feedSite)
         let disagreements = try await RouteTable.disagreements(router, document: openAPI)
         #expect(disagreements == [])

@@ -148,6 +148,18 @@ struct ChangeFeed: Sendable {
         }
     }
 
+    /// The log's rows after `start`, up to `end` (a frontier), oldest first, at most `limit`,
+    /// whoever may see them: what changed in between.
+    func rows(after start: ChangeCursor, upTo end: ChangeCursor, limit: Int) async throws -> [Row] {
+        try await database.query(
+            """
+            SELECT kind, id, post_id, author_id, visibility, ever_public, txid::text AS txid, seq, changed_at FROM changes
+            WHERE (txid, seq) > (\(String(start.txid))::xid8, \(start.seq)) AND (txid, seq) <= (\(String(end.txid))::xid8, \(end.seq))
+            ORDER BY txid, seq LIMIT \(limit)
+            """
+        ).map(Row.init)
+    }
+
     /// The cursor of now (`since=now`): after every change that can be read now.
     func now() async throws -> ChangeCursor {
         try await database.transaction(isolation: .repeatableRead) { connection in

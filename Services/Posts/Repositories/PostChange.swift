@@ -39,6 +39,21 @@ enum PostChange: Hashable, Sendable {
         }
     }
 
+    /// What a row of the change log says changed, its status before unknown: a post, in every
+    /// list of its author, and in the published ones if it is or was public; a comment's post;
+    /// everything an author's name and picture are shown in.
+    static func logged(_ row: ChangeFeed.Row) -> [PostChange] {
+        switch row.kind {
+        case .post:
+            let statuses: [PostStatus] = row.visibility == .public || row.everPublic ? [.draft, .scheduled, .published] : [.draft, .scheduled]
+            return [.post(id: row.id)] + statuses.map { .lists(authorId: row.authorId, status: $0) }
+        case .comment:
+            return row.postId.map { [.post(id: $0)] } ?? []
+        case .author:
+            return [.everything]
+        }
+    }
+
     /// The changes a write of a post makes: the post itself, and the lists of each status it
     /// left or joined (none when its status stayed), or the scheduled lists when it stayed
     /// scheduled for another time: the scheduler wakes on those (the post may be due sooner).

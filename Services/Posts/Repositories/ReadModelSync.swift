@@ -13,8 +13,10 @@ import ServiceLifecycle
 /// flushed, so writes that notified would commit one at a time). A notification that is lost
 /// (this instance's connection to the database was lost) costs nothing but the cache: every
 /// time listening starts again, the model drops everything it holds. An instance killed
-/// between a commit and its notification never sends it: each instance, as it starts, tells
-/// the others to drop everything (it may be the killed one's replacement).
+/// between a commit and its notification never sends it: the others read the change from the
+/// change log within a second (`ChangeWatch`), and each instance, as it starts, tells the
+/// others to drop everything (it may be the killed one's replacement), for what the log does
+/// not hold.
 final class ReadModelSync: Service, Sendable {
     static let notificationChannel = "postly_posts_read_model"
     /// PostgreSQL refuses payloads of 8,000 bytes or more.
