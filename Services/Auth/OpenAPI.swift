@@ -66,7 +66,7 @@ let openAPI = OpenAPIDocument(
               "415": {"$ref": "#/components/responses/Problem"},
               "422": {"$ref": "#/components/responses/Problem"},
               "429": {
-                "description": "Too many failed logins from this client, or for this email from a client that failed at it",
+                "description": "Too many failed logins from this client, or for this email (from any client, the right password too)",
                 "headers": {"Retry-After": {"schema": {"type": "integer"}}},
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
               },
