@@ -127,13 +127,25 @@ let schema = Migrations([
         version: 7, name: "deliveries in order per object and inbox",
         sql: """
             -- The activities of one object reach an inbox one at a time, in the order they were
-            -- queued (`DeliveryQueue`). `object_id`: that object (none for an Accept queued before,
-            -- sent in no order); `sending`: claimed and not answered yet; `superseded`: made
-            -- pointless by a newer activity of its object while being sent, so not sent again.
-            -- The index replaces migration 5's.
+            -- queued (`DeliveryQueue`). `object_id`: that object (none for an Accept of an older
+            -- release, sent in no order); `sending`: claimed and not answered yet; `superseded`:
+            -- made pointless by a newer activity of its object while being sent, so not sent
+            -- again. The index replaces migration 5's.
             ALTER TABLE deliveries ADD COLUMN object_id text, ADD COLUMN sending boolean NOT NULL DEFAULT false,
                 ADD COLUMN superseded boolean NOT NULL DEFAULT false;
-            UPDATE deliveries SET object_id = split_part(activity_id, '#', 1) WHERE activity_id ~ '#(create|update|delete)-[0-9]+$';
+            -- A post's or an actor's activity queued without its object (by an instance of an older
+            -- release, during a rolling update) gets it from its id, and joins the order.
+            CREATE FUNCTION delivery_object() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.object_id IS NULL AND NEW.activity_id ~ '#(create|update|delete)-[0-9]+$' THEN
+                    NEW.object_id := split_part(NEW.activity_id, '#', 1);
+                END IF;
+                RETURN NEW;
+            END
+            $$;
+            CREATE TRIGGER delivery_object BEFORE INSERT ON deliveries FOR EACH ROW EXECUTE FUNCTION delivery_object();
+            UPDATE deliveries SET object_id = split_part(activity_id, '#', 1)
+            WHERE activity_id ~ '#(create|update|delete)-[0-9]+$' AND NOT dead;
             CREATE INDEX deliveries_by_object ON deliveries (object_id, inbox, id) WHERE NOT dead;
             DROP INDEX deliveries_post_changes;
             """),

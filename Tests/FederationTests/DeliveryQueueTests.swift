@@ -108,16 +108,54 @@ import TestSupport
             try await enqueue(["create-1"], to: [inboxes[0]], in: database)
             let queue = DeliveryQueue(database: database, clock: { Date() })
             let sending = try #require(try await queue.claim(limit: 10).first)
+            let (marked, mark) = AsyncStream.makeStream(of: Void.self)
             async let queuing: Void = database.transaction { connection in
                 let delete: JSONValue = ["id": .string("\(Self.post)#delete-2"), "type": "Delete", "object": ["id": .string(Self.post)]]
                 try await DeliveryQueue.to(inboxes[0], delete, signer: "ada", in: connection)
-                try await Task.sleep(for: .milliseconds(600))
+                mark.yield()
+                try await Task.sleep(for: .milliseconds(300))
             }
-            try await Task.sleep(for: .milliseconds(200))
+            for await _ in marked { break }  // the Create is marked, and the mark not committed
             try await queue.failed(sending, status: 503, error: "answered 503", retryAt: Date(), pauseAfter: 10, pauseUntil: Date())
             try await queuing
             let left = try await queued(in: database)
             #expect(left == ["delete-2"])
+        }
+    }
+
+    /// An actor's Update supersedes its older ones still waiting, not the Accepts of its
+    /// Follows (another object each, sent in no order with it); an Update queued again (its
+    /// event repeated) does not supersede itself.
+    @Test func anActorsUpdateSupersedesItsOlderUpdatesAloneAndNotItself() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            let actor = "https://postly.example/ap/users/ada"
+            func queue(_ activity: JSONValue) async throws {
+                try await database.transaction { try await DeliveryQueue.to(inboxes[0], activity, signer: "ada", in: $0) }
+            }
+            try await queue(["id": .string("\(actor)#update-1"), "type": "Update", "object": ["id": .string(actor), "type": "Person"]])
+            try await queue(["id": .string("\(actor)#accepts/1"), "type": "Accept", "object": ["id": "https://peer.example/follows/1"]])
+            let update: JSONValue = ["id": .string("\(actor)#update-2"), "type": "Update", "object": ["id": .string(actor), "type": "Person"]]
+            try await queue(update)
+            try await queue(update)
+            #expect(try await queued(in: database) == ["accepts/1", "update-2"])
+            let claimed = try await DeliveryQueue(database: database, clock: { Date() }).claim(limit: 10)
+            #expect(names(claimed) == ["accepts/1", "update-2"])
+        }
+    }
+
+    /// A Create queued by an instance of the older release, which names no object, joins the
+    /// order all the same: a Delete queued by this release drops it.
+    @Test func aDeliveryQueuedByTheOlderReleaseJoinsTheOrder() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await database.execute(
+                """
+                INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
+                VALUES (\(Self.post + "#create-1"), \(inboxes[0]), 'a.example', 'ada', '{}', now())
+                """)
+            try await enqueue(["delete-2"], to: [inboxes[0]], in: database)
+            #expect(try await queued(in: database) == ["delete-2"])
         }
     }
 

@@ -86,7 +86,7 @@ struct DeliveryQueue: Sendable {
         try await connection.execute(
             """
             UPDATE deliveries SET superseded = true
-            WHERE object_id = \(objectId) AND activity_id ~ \(superseded) AND activity_id <> \(id) AND NOT dead
+            WHERE object_id = \(objectId) AND activity_id ~ \(superseded) AND activity_id <> \(id) AND NOT dead AND NOT superseded
             """)
         try await connection.execute("DELETE FROM deliveries WHERE object_id = \(objectId) AND superseded AND NOT sending AND NOT dead")
         return (id, objectId, body)

@@ -29,6 +29,9 @@ struct NotificationsEventHandler: EventHandler {
                     createdAt: snapshot.comment.createdAt),
                 in: connection)
         case .commentDeleted(let snapshot):
+            // The lock first, as every write of the consumer takes it: the counts' row that the
+            // trigger locks comes after it, so two consumers never wait for each other in a cycle.
+            try await Self.lockNotifications(in: connection)
             try await connection.execute("UPDATE notifications SET removed = true WHERE comment_id = \(snapshot.comment.id)")
         case .postDeleted(let snapshot):
             try await Self.removePost(snapshot.post.id, in: connection)
