@@ -57,6 +57,6 @@ struct ChangeWatch: Service {
     private func tellReadModel(after seen: ChangeCursor, upTo frontier: ChangeCursor) async throws {
         let rows = try await feed.rows(after: seen, upTo: frontier, limit: Self.readModelLimit + 1)
         if rows.count > Self.readModelLimit { return model.apply(.everything) }
-        for change in Set(rows.flatMap { PostChange.logged($0, since: seen) }) { model.apply(change) }
+        for change in Set(rows.flatMap(PostChange.logged)) { model.apply(change) }
     }
 }

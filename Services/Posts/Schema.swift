@@ -207,13 +207,4 @@ let schema = Migrations([
             SELECT substring(slug FROM '^(.+)-[0-9]{1,9}$'), max(substring(slug FROM '-([0-9]{1,9})$')::integer)
             FROM slugs WHERE slug ~ '^.+-[0-9]{1,9}$' GROUP BY 1;
             """),
-    Migration(
-        version: 16, name: "when an entry's visibility changed",
-        sql: """
-            -- The transaction that last changed each entry's visibility (a post's joining or
-            -- leaving the public lists): what the log tells the read model (`ChangeWatch`) drops
-            -- the site's pages only for such a change, not for every edit. Rows there already
-            -- take this transaction's, as if their visibility had just changed.
-            ALTER TABLE changes ADD COLUMN visibility_txid xid8 NOT NULL DEFAULT pg_current_xact_id();
-            """),
 ])

@@ -181,27 +181,6 @@ import TestSupport
         }
     }
 
-    /// Through the log, an edit of a published post drops the post, not the site's pages:
-    /// nothing moved in them. Only a change of a post's visibility moves it in or out.
-    @Test func anEditReadFromTheChangeLogLeavesTheSitesPagesAlone() async throws {
-        try await withTwoInstances { one, two in
-            try await withRunning([two.sync, two.watch]) {
-                try await Task.sleep(for: .milliseconds(500))
-                let post = try await one.publish("Before")
-                try await two.waitUntilWatched(post.id)
-                let feed = PostFilter(status: .published, authorId: nil)
-                #expect(try await two.repository.list(feed, page: PageRequest()).posts.map(\.title) == ["Before"])
-                #expect(two.model.pages.usage.entries == 1)
-                _ = try await one.writes.write {
-                    try await one.repository.update(id: post.id, PostChanges(title: "After"), by: Self.ada, ifMatch: nil, in: $0)
-                }
-                try await two.waitUntilWatched(post.id)
-                #expect(two.model.pages.usage.entries == 1)
-                #expect(try await two.repository.list(feed, page: PageRequest()).posts.map(\.title) == ["After"])
-            }
-        }
-    }
-
     /// What the change log does not hold (here a title written around it, as likes are): the
     /// next instance to start tells the others to drop everything, in case it replaces one
     /// killed between a commit and its notification.

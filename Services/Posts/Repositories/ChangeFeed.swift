@@ -115,8 +115,7 @@ struct ChangeFeed: Sendable {
             }
             let rows = try await connection.query(
                 """
-                SELECT c.kind, c.id, c.post_id, c.author_id, c.visibility, c.ever_public, c.txid::text AS txid, c.seq, c.changed_at,
-                    c.visibility_txid::text AS visibility_txid
+                SELECT c.kind, c.id, c.post_id, c.author_id, c.visibility, c.ever_public, c.txid::text AS txid, c.seq, c.changed_at
                 FROM changes c
                 LEFT JOIN changes p ON c.kind = 'comment' AND p.kind = 'post' AND p.id = c.post_id
                 WHERE (c.txid, c.seq) > (\(String(start.txid))::xid8, \(start.seq))
@@ -154,9 +153,7 @@ struct ChangeFeed: Sendable {
     func rows(after start: ChangeCursor, upTo end: ChangeCursor, limit: Int) async throws -> [Row] {
         try await database.query(
             """
-            SELECT kind, id, post_id, author_id, visibility, ever_public, txid::text AS txid, seq, changed_at,
-                visibility_txid::text AS visibility_txid
-            FROM changes
+            SELECT kind, id, post_id, author_id, visibility, ever_public, txid::text AS txid, seq, changed_at FROM changes
             WHERE (txid, seq) > (\(String(start.txid))::xid8, \(start.seq)) AND (txid, seq) <= (\(String(end.txid))::xid8, \(end.seq))
             ORDER BY txid, seq LIMIT \(limit)
             """
@@ -220,19 +217,15 @@ struct ChangeFeed: Sendable {
         var txid: UInt64
         var seq: Int64
         var changedAt: Date
-        /// The transaction that last changed `visibility`.
-        var visibilityTxid: UInt64
 
         init(_ row: PostlyPostgres.Row) throws {
             guard let kind = ChangeEntry.Kind(rawValue: try row.decode("kind")),
                   let visibility = ChangeLog.Visibility(rawValue: try row.decode("visibility")),
-                  let txid = UInt64(try row.decode("txid", as: String.self)),
-                  let visibilityTxid = UInt64(try row.decode("visibility_txid", as: String.self))
+                  let txid = UInt64(try row.decode("txid", as: String.self))
             else { throw DatabaseError.decoding(column: "kind", reason: "unknown change") }
             self.kind = kind
             self.visibility = visibility
             self.txid = txid
-            self.visibilityTxid = visibilityTxid
             id = try row.decode("id")
             postId = try row.decode("post_id")
             authorId = try row.decode("author_id")

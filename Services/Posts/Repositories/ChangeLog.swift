@@ -61,7 +61,6 @@ enum ChangeLog {
             ORDER BY c.id
             ON CONFLICT (kind, id) DO UPDATE SET post_id = EXCLUDED.post_id, author_id = EXCLUDED.author_id,
                 visibility = EXCLUDED.visibility, ever_public = changes.ever_public OR EXCLUDED.ever_public,
-                visibility_txid = CASE WHEN changes.visibility = EXCLUDED.visibility THEN changes.visibility_txid ELSE pg_current_xact_id() END,
                 txid = pg_current_xact_id(), seq = nextval('changes_seq'), changed_at = now()
             """)
         connection.signalAfterCommit(channel)

@@ -39,16 +39,13 @@ enum PostChange: Hashable, Sendable {
         }
     }
 
-    /// What a row of the change log says changed since `seen`, its status before unknown: a
-    /// post, and every list of its author but the published ones, which only a change of its
-    /// visibility since then moves it in or out of (an edit of a published post left the site's
-    /// pages alone); a comment's post; everything an author's name and picture are shown in. A
-    /// change of visibility in `seen`'s own transaction was read with it, at the look before.
-    static func logged(_ row: ChangeFeed.Row, since seen: ChangeCursor) -> [PostChange] {
+    /// What a row of the change log says changed, its status before unknown: a post, in every
+    /// list of its author, and in the published ones if it is or was public; a comment's post;
+    /// everything an author's name and picture are shown in.
+    static func logged(_ row: ChangeFeed.Row) -> [PostChange] {
         switch row.kind {
         case .post:
-            let visibilityChanged = row.visibilityTxid > seen.txid
-            let statuses: [PostStatus] = visibilityChanged ? [.draft, .scheduled, .published] : [.draft, .scheduled]
+            let statuses: [PostStatus] = row.visibility == .public || row.everPublic ? [.draft, .scheduled, .published] : [.draft, .scheduled]
             return [.post(id: row.id)] + statuses.map { .lists(authorId: row.authorId, status: $0) }
         case .comment:
             return row.postId.map { [.post(id: $0)] } ?? []
