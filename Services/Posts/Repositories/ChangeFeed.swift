@@ -149,13 +149,15 @@ struct ChangeFeed: Sendable {
     }
 
     /// The log's rows after `start`, up to `end` (a frontier), oldest first, at most `limit`,
-    /// whoever may see them: what changed in between.
+    /// whoever may see them: what changed in between. Ordered by the column, as `page` is (the
+    /// text alias would sort "9" after "10").
     func rows(after start: ChangeCursor, upTo end: ChangeCursor, limit: Int) async throws -> [Row] {
         try await database.query(
             """
-            SELECT kind, id, post_id, author_id, visibility, ever_public, txid::text AS txid, seq, changed_at FROM changes
-            WHERE (txid, seq) > (\(String(start.txid))::xid8, \(start.seq)) AND (txid, seq) <= (\(String(end.txid))::xid8, \(end.seq))
-            ORDER BY txid, seq LIMIT \(limit)
+            SELECT c.kind, c.id, c.post_id, c.author_id, c.visibility, c.ever_public, c.txid::text AS txid, c.seq, c.changed_at
+            FROM changes c
+            WHERE (c.txid, c.seq) > (\(String(start.txid))::xid8, \(start.seq)) AND (c.txid, c.seq) <= (\(String(end.txid))::xid8, \(end.seq))
+            ORDER BY c.txid, c.seq LIMIT \(limit)
             """
         ).map(Row.init)
     }
