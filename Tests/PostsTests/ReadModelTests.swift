@@ -171,12 +171,14 @@ import TestSupport
                     try await one.repository.update(id: post.id, PostChanges(title: "After", status: .draft), by: Self.ada, ifMatch: nil, in: $0)
                 }
                 // Within about a second, but the log's frontier waits for every older transaction
-                // of the cluster, other tests' included.
+                // of the cluster, other tests' included. The page and the post are dropped one
+                // after the other (a read may come between): both are waited for.
                 let hidden = try await eventually(within: .seconds(15)) {
-                    try await two.repository.list(feed, page: PageRequest()).posts.isEmpty
+                    let listed = try await two.repository.list(feed, page: PageRequest()).posts
+                    let shown = try await two.repository.post(id: post.id, viewer: Self.ada.userId)
+                    return listed.isEmpty && shown.title == "After"
                 }
                 #expect(hidden)
-                #expect(try await two.repository.post(id: post.id, viewer: Self.ada.userId).title == "After")
             }
         }
     }
