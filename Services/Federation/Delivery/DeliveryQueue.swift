@@ -141,14 +141,28 @@ struct DeliveryQueue: Sendable {
         }
     }
 
+    /// What recording a failed delivery made of its row.
+    enum FailureRecord: Equatable {
+        /// Tried again at its `retryAt`.
+        case retrying
+        /// Given up: kept, dead, for the retention.
+        case givenUp
+        /// Superseded while it was being sent, and dropped.
+        case dropped
+        /// Not this attempt's any more (its lease lapsed and the row was claimed again, or it
+        /// was purged): nothing recorded.
+        case lapsed
+    }
+
     /// Not delivered: tried again at `retryAt`, or given up (`retryAt` nil); dropped if it was
-    /// superseded while being sent. A 410 from the inbox drops its followers. A host that has now failed `pauseAfter` times in a row is
-    /// left alone until `pauseUntil`; only failures of the host count (no answer, 5xx, 429):
-    /// a 4xx says it is up, and counting those let any actor whose inbox answers 404 pause
-    /// the deliveries to every follower on its server.
+    /// superseded while being sent. A 410 from the inbox drops its followers. A host that has
+    /// now failed `pauseAfter` times in a row is left alone until `pauseUntil`; only failures of
+    /// the host count (no answer, 5xx, 429): a 4xx says it is up, and counting those let any
+    /// actor whose inbox answers 404 pause the deliveries to every follower on its server.
+    @discardableResult
     func failed(
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
-    ) async throws {
+    ) async throws -> FailureRecord {
         try await database.retryingTransaction { connection in
             // An UPDATE, which waits for a transaction marking the row superseded and then
             // sees the mark (a DELETE of superseded rows alone would not see it, nor wait).
@@ -159,17 +173,23 @@ struct DeliveryQueue: Sendable {
                 WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)
                 RETURNING superseded
                 """)
-            if try recorded.first?.decode("superseded", as: Bool.self) == true {
+            let record: FailureRecord
+            switch try recorded.first?.decode("superseded", as: Bool.self) {
+            case nil: record = .lapsed
+            case true?:
                 try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id)")
+                record = .dropped
+            case false?: record = retryAt == nil ? .givenUp : .retrying
             }
             if status == 410 { try await FollowerRepository.dropGone(inbox: delivery.inbox, in: connection) }
-            if let status, status < 500, status != 429 { return }
+            if let status, status < 500, status != 429 { return record }
             try await connection.execute(
                 """
                 INSERT INTO inbox_hosts AS h (host, consecutive_failures) VALUES (\(delivery.host), 1)
                 ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1,
                     paused_until = CASE WHEN h.consecutive_failures + 1 >= \(pauseAfter) THEN \(pauseUntil) ELSE h.paused_until END
                 """)
+            return record
         }
     }
 }

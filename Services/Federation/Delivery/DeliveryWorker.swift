@@ -24,7 +24,8 @@ final class DeliveryWorker: Service {
     private let outcomes = (
         delivered: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "delivered")]),
         retried: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "retried")]),
-        dead: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "dead")])
+        dead: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "dead")]),
+        dropped: Counter(label: "postly_federation_deliveries_total", dimensions: [("outcome", "dropped")])
     )
 
     /// How long given-up deliveries and the ids of inbound activities are kept (a week): a
@@ -117,14 +118,26 @@ final class DeliveryWorker: Service {
         }
         let now = Date()
         let retryAt = permanent ? nil : policy.retryAt(afterAttempts: delivery.attempts, retryAfter: retryAfter, now: now)
-        (retryAt == nil ? outcomes.dead : outcomes.retried).increment()
-        logger.info(
-            retryAt == nil ? "gave up a delivery" : "a delivery failed; retrying later",
-            metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "attempts": "\(delivery.attempts)", "error": "\(reason)"])
+        let metadata: Logger.Metadata = [
+            "inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "attempts": "\(delivery.attempts)", "error": "\(reason)",
+        ]
         do {
-            try await queue.failed(
+            switch try await queue.failed(
                 delivery, status: status, error: reason, retryAt: retryAt, pauseAfter: configuration.hostFailureLimit,
                 pauseUntil: now.addingTimeInterval(configuration.hostPause.seconds))
+            {
+            case .retrying:
+                outcomes.retried.increment()
+                logger.info("a delivery failed; retrying later", metadata: metadata)
+            case .givenUp:
+                outcomes.dead.increment()
+                logger.info("gave up a delivery", metadata: metadata)
+            case .dropped:
+                outcomes.dropped.increment()
+                logger.info("a delivery failed and was dropped: a newer activity supersedes it", metadata: metadata)
+            case .lapsed:
+                logger.info("a delivery failed after its lease; the next attempt has it", metadata: metadata)
+            }
         } catch {
             logger.warning("cannot record a failed delivery; it comes back after its lease", metadata: ["error": "\(error)"])
         }
