@@ -10,10 +10,12 @@ public struct JSONLogHandler: LogHandler {
     public var metadataProvider: Logger.MetadataProvider?
     public var logLevel: Logger.Level
     let label: String
+    let output: FileHandle
 
-    public init(label: String, level: Logger.Level) {
+    public init(label: String, level: Logger.Level, output: FileHandle = .standardOutput) {
         self.label = label
         self.logLevel = level
+        self.output = output
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -33,7 +35,9 @@ public struct JSONLogHandler: LogHandler {
         object["message"] = "\(event.message)"
         guard var line = try? Self.encoder.encode(object) else { return }
         line.append(0x0A)
-        FileHandle.standardOutput.write(line)
+        // A line that cannot be written (a full disk, a closed pipe) is lost, not the process:
+        // `write(_:)` traps on any error.
+        try? output.write(contentsOf: line)
     }
 
     private static let encoder: JSONEncoder = {
