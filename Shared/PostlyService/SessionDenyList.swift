@@ -5,13 +5,31 @@ import Synchronization
 /// still be unexpired. Fed by `session.revoked` events; an entry is forgotten once every
 /// token of its session has expired anyway.
 public final class SessionDenyList: Sendable {
-    private let revoked = Mutex<[String: Date]>([:])
+    private struct Entries {
+        var until: [String: Date] = [:]
+        /// The size at which the expired entries are swept out: an entry whose tokens nobody
+        /// presents again (the usual logout) is never looked up after it expires.
+        var sweepAt = SessionDenyList.smallestSweep
+    }
+
+    static let smallestSweep = 1024
+
+    private let revoked = Mutex(Entries())
     private let observers = Mutex<[@Sendable (String) -> Void]>([])
 
     public init() {}
 
-    public func revoke(sessionId: String, until expiresAt: Date) {
-        revoked.withLock { $0[sessionId] = max(expiresAt, $0[sessionId] ?? expiresAt) }
+    /// Refuses the session's tokens until `expiresAt`. A revocation whose tokens have all
+    /// expired is ignored: every start replays the topic's whole history of revocations.
+    public func revoke(sessionId: String, until expiresAt: Date, now: Date = Date()) {
+        guard expiresAt > now else { return }
+        revoked.withLock { entries in
+            entries.until[sessionId] = max(expiresAt, entries.until[sessionId] ?? expiresAt)
+            if entries.until.count >= entries.sweepAt {
+                entries.until = entries.until.filter { $0.value > now }
+                entries.sweepAt = max(Self.smallestSweep, 2 * entries.until.count)
+            }
+        }
         for observer in observers.withLock({ $0 }) { observer(sessionId) }
     }
 
@@ -23,14 +41,14 @@ public final class SessionDenyList: Sendable {
 
     public func isRevoked(_ sessionId: String, now: Date = Date()) -> Bool {
         revoked.withLock { entries in
-            guard let until = entries[sessionId] else { return false }
+            guard let until = entries.until[sessionId] else { return false }
             if until < now {
-                entries[sessionId] = nil
+                entries.until[sessionId] = nil
                 return false
             }
             return true
         }
     }
 
-    public var count: Int { revoked.withLock { $0.count } }
+    public var count: Int { revoked.withLock { $0.until.count } }
 }

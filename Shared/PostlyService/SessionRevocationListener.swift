@@ -37,7 +37,9 @@ public final class SessionRevocationListener: Service {
                 // Other user events share the topic; anything undecodable is the
                 // service's own consumers' business (they dead-letter it).
                 guard let event = try? decoder.decode(Event.self, from: Data(message.value)),
-                    case .sessionRevoked(let revocation) = event.data
+                    case .sessionRevoked(let revocation) = event.data,
+                    // Past ones, which the replay of the topic's history brings, refuse nothing.
+                    revocation.expiresAt > Date()
                 else { continue }
                 denyList.revoke(sessionId: revocation.sessionId, until: revocation.expiresAt)
                 storing.yield(revocation)

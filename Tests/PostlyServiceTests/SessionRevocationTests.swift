@@ -133,4 +133,24 @@ import TestSupport
         #expect(!denyList.isRevoked("s", now: Date().addingTimeInterval(61)))
         #expect(denyList.count == 0)
     }
+
+    /// Logged-out sessions are not presented again, so nothing looks them up once they expire:
+    /// they are swept out as others arrive, and the past ones a start replays are not kept.
+    @Test func theDenyListKeepsOnlyRevocationsThatStillRefuseSomething() {
+        let denyList = SessionDenyList()
+        let start = Date()
+        for number in 0..<2000 {
+            denyList.revoke(sessionId: "old-\(number)", until: start.addingTimeInterval(60), now: start)
+        }
+        denyList.revoke(sessionId: "replayed", until: start.addingTimeInterval(-1), now: start)
+        #expect(!denyList.isRevoked("replayed", now: start))
+        #expect(denyList.count == 2000)
+
+        let later = start.addingTimeInterval(120)
+        for number in 0..<100 {
+            denyList.revoke(sessionId: "new-\(number)", until: later.addingTimeInterval(60), now: later)
+        }
+        #expect(denyList.count == 100)
+        #expect(denyList.isRevoked("new-0", now: later))
+    }
 }
