@@ -68,7 +68,7 @@ public final class OutboxRelay: Service {
                     }
                     backoff.reset()
                     if lastPurge.duration(to: .now) > .seconds(600) {
-                        try await purgeSent()
+                        await purgeSent()
                         lastPurge = .now
                     }
                 } catch {
@@ -82,9 +82,11 @@ public final class OutboxRelay: Service {
         }
     }
 
-    /// Publishes one batch; returns how many rows it took. The rows the broker acknowledged
-    /// are marked sent and committed even when others of the batch failed; the first failure
-    /// is thrown after that commit.
+    /// Publishes one batch; returns how many rows it handed to the broker (a full batch: more
+    /// may be pending; none: nothing to do now, even when rows another instance holds back
+    /// were taken, which calling again at once would take again). The rows the broker
+    /// acknowledged are marked sent and committed even when others of the batch failed; the
+    /// first failure is thrown after that commit.
     @discardableResult
     public func publishPending() async throws -> Int {
         let batch = try await database.transaction { connection in
@@ -98,7 +100,7 @@ public final class OutboxRelay: Service {
                     id: try row.decode("id", as: Int.self), topic: try row.decode("topic", as: String.self),
                     key: try row.decode("key", as: String.self), payload: try row.decode("payload", as: [UInt8].self))
             }
-            guard let lastID = pending.last?.id else { return PublishedBatch(taken: 0, failure: nil) }
+            guard let lastID = pending.last?.id else { return PublishedBatch(handed: 0) }
             // Another instance holds an earlier event of these keys: leave them for later.
             let ids = pending.map(\.id)
             let blocked = try await connection.query(
@@ -128,11 +130,11 @@ public final class OutboxRelay: Service {
             if !sent.isEmpty {
                 try await connection.execute("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(sent))")
             }
-            return PublishedBatch(taken: rows.count, sent: sent.count, failure: firstError)
+            return PublishedBatch(handed: pending.count, sent: sent.count, failure: firstError)
         }
         published.increment(by: batch.sent)
         if let failure = batch.failure { throw failure }
-        return batch.taken
+        return batch.handed
     }
 
     /// Publishes until no event is pending, as a one-off command does before it stops. A
@@ -150,14 +152,25 @@ public final class OutboxRelay: Service {
 
     /// What one batch did; the failure travels out of the transaction so the marks commit first.
     private struct PublishedBatch: Sendable {
-        var taken: Int
+        var handed: Int
         var sent = 0
         var failure: (any Error)?
     }
 
-    private func purgeSent() async throws {
-        let seconds = Int(configuration.retention.components.seconds)
-        try await database.execute("DELETE FROM outbox WHERE sent_at < now() - make_interval(secs => \(seconds))")
+    /// Deletes the rows sent before the retention, a chunk per statement: one statement for
+    /// the day after a long outage or an import could pass the statement timeout, and failed
+    /// again at every look. A failure leaves the rows to the next purge; publishing goes on.
+    private func purgeSent() async {
+        let (seconds, chunk) = (Int(configuration.retention.components.seconds), 10_000)
+        do {
+            while try await database.execute(
+                """
+                DELETE FROM outbox WHERE id IN (
+                    SELECT id FROM outbox WHERE sent_at < now() - make_interval(secs => \(seconds)) ORDER BY id LIMIT \(chunk))
+                """) == chunk {}
+        } catch {
+            logger.warning("cannot purge the sent outbox rows; trying again later", metadata: ["error": "\(error)"])
+        }
     }
 
     struct OutboxRow {

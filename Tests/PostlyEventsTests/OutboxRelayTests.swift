@@ -151,6 +151,26 @@ import TestSupport
         }
     }
 
+    /// A batch whose every key another instance holds an earlier event of hands nothing to
+    /// the broker, and says so: it said "full", and the relay took the same rows again at once,
+    /// a statement a moment, for as long as the other instance held its batch.
+    @Test func aBatchAnotherInstanceHoldsBackWholeIsNotFull() async throws {
+        try await TestDatabase.with(poolSize: 3) { database in
+            try await schema.apply(to: database)
+            let publisher = SelectivePublisher()
+            let relay = OutboxRelay(database: database, publisher: publisher, configuration: .init(batchSize: 3), logger: testLogger)
+            try await write((1...4).map { userEvent(key: "hot", sequence: Int64($0)) }, perTransaction: 4, to: database)
+            // Another instance publishing the first event.
+            try await database.transaction { connection in
+                _ = try await connection.query("SELECT id FROM outbox ORDER BY id LIMIT 1 FOR UPDATE")
+                #expect(try await relay.publishPending() == 0)
+            }
+            #expect(publisher.handed.isEmpty)
+            #expect(try await relay.publishPending() == 3)
+            #expect(publisher.handed.map(\.sequence) == [1, 2, 3])
+        }
+    }
+
     @Test func aCommitWakesTheRelayAtOnceNotAtTheNextPoll() async throws {
         try await TestDatabase.with { database in
             try await schema.apply(to: database)
