@@ -30,6 +30,8 @@ public final class Database: Service, Sendable {
         var waiters: [Waiter] = []
         var nextWaiterID: UInt64 = 0
         var isClosed = false
+        /// When a connection last came back from a lease with its server's every answer.
+        var lastAnswered: ContinuousClock.Instant?
     }
 
     /// When set, no wait of the task for a pooled connection or for the server goes past it: a
@@ -137,8 +139,15 @@ public final class Database: Service, Sendable {
         try await execute("SELECT pg_notify(\(channel), \(payload))")
     }
 
-    /// Succeeds when the server answers a query (for readiness checks).
+    /// Succeeds when the server answers a query (for readiness checks). With every connection
+    /// leased, one that came back answered within the last second answers for the server: the
+    /// ping waited behind the requests, past the readiness check's 2 s, and a busy instance
+    /// (with the relay holding a connection during a broker outage, sooner) said it was down.
     public func ping() async throws {
+        let busyAndAnswering = state.withLock { state in
+            !state.isClosed && state.idle.isEmpty && state.lastAnswered.map { $0.duration(to: .now) < .seconds(1) } == true
+        }
+        if busyAndAnswering { return }
         try await execute("SELECT 1")
     }
 
@@ -204,9 +213,10 @@ public final class Database: Service, Sendable {
     }
 
     private func release(_ connection: PostgresConnection) {
-        connection.resetAfterUse()
+        let answered = connection.resetAfterUse()
         let next: Waiter? = state.withLock { state in
             if state.isClosed { return nil }
+            if answered { state.lastAnswered = .now }
             if state.waiters.isEmpty {
                 state.idle.append(connection)
                 return nil

@@ -183,17 +183,22 @@ final class PostgresConnection: Sendable {
     }
 
     /// After a lease: a connection that is broken or still inside a transaction is closed, so
-    /// the next user starts clean (closing rolls back whatever was left open).
-    func resetAfterUse() {
+    /// the next user starts clean (closing rolls back whatever was left open). Returns whether
+    /// it is still open: the server answered all it was asked on it (a statement it did not
+    /// answer in time closed it).
+    @discardableResult
+    func resetAfterUse() -> Bool {
         state.withLock { state in
             state.pending = []
             state.transactionSent = false
             state.answerTimeout = configuration.answerTimeout
             state.deadline = nil
-            guard let handle = state.handle else { return }
+            guard let handle = state.handle else { return false }
             if state.inTransaction || PQstatus(handle.pointer) != CONNECTION_OK {
                 Self.close(&state)
+                return false
             }
+            return true
         }
     }
 

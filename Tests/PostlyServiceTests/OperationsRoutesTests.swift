@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOPosix
 import PostlyKafka
+import PostlyPostgres
 @testable import PostlyService
 import Synchronization
 import Testing
@@ -37,6 +38,20 @@ import TestSupport
         #expect(failing == ["database"])
         // At the 2 s deadline, not when the stalled call let go (6 s).
         #expect(answered < .seconds(4), "\(answered)")
+    }
+
+    /// A pool whose every connection is leased, its statements coming back, is a database that
+    /// answers: the ping waited behind the requests, past the check's 2 s, and a busy instance
+    /// was taken out of service.
+    @Test func aBusyPoolWhoseStatementsComeBackIsReady() async throws {
+        try await TestDatabase.with(poolSize: 1) { database in
+            try await withThrowingDiscardingTaskGroup { group in
+                // 3 s of statements, one after the other.
+                for _ in 0..<60 { group.addTask { _ = try await database.query("SELECT pg_sleep(0.05)") } }
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(await ReadinessMonitor.failingNames(of: [.database(database)]) == [])
+            }
+        }
     }
 
     @Test func readyAnswers503NamingTheDependencyThatIsDown() async throws {
