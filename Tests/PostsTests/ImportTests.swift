@@ -158,25 +158,28 @@ import TestSupport
         }
     }
 
-    /// A post or a like the database cannot hold (an id of kilobytes, a NUL) or whose id cannot
-    /// name it (a space: its instances' change lines split there, and it stayed cached as it
-    /// was) is that document's rejection; the batch failed with it (500, or 400).
+    /// A post, a like or an alias the database cannot hold (an id of kilobytes, a NUL) or whose
+    /// id cannot name it (a space: its instances' change lines split there, and it stayed cached
+    /// as it was) is that document's rejection; the batch failed with it (500, or 400).
     @Test func aPostOrLikeTheDatabaseCannotHoldIsRejectedAlone() async throws {
         try await withPostsService(importToken: ImportTesting.token) { api in
             let fine = "65f1a2b3c4d5e6f708192a01"
+            // Past what a key holds even compressed (a repeated letter compresses to a few bytes).
+            let incompressible = (0..<200).map { _ in UUID().uuidString }.joined()
             let posts = try await api.harness.importBatch(
                 "/internal/import/posts",
                 json: Self.posts([
                     Self.post(String(repeating: "p", count: 3_000), slug: "a"), Self.post("nul-title", title: "Crème\u{0}", slug: "b"),
                     Self.post("legacy 42", slug: "c"), Self.post("65f1a2b3c4d5e6f708192a02", slug: String(repeating: "long-", count: 600)),
                     Self.post(fine),
-                ])
+                ], aliases: [["from": incompressible, "to": Self.authorId], ["from": "merged", "to": Self.authorId]])
             ).importOutcome()
             #expect(posts.created == 1)
             #expect(posts.rejected.map(\.reason) == [
-                "_id is longer than 255 bytes", "title must not contain NUL characters", "_id contains a space or a control character",
-                "slug is longer than 255 bytes",
+                "from is longer than 255 bytes", "_id is longer than 255 bytes", "title must not contain NUL characters",
+                "_id contains a space or a control character", "slug is longer than 255 bytes",
             ])
+            #expect(try await api.request(.get, "/api/users/merged/posts").page().posts.map(\.id) == [fine])
             func like(_ userId: String) -> [String: String] { ["postId": fine, "userId": userId, "createdAt": "2026-02-14T11:00:00.5+00:00"] }
             let likes = try await api.harness.importBatch(
                 "/internal/import/likes", json: ImportTesting.json(["likes": [like(String(repeating: "u", count: 3_000)), like("ann\u{0}"), like("ann")]])

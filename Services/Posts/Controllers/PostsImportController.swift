@@ -78,15 +78,23 @@ struct PostsImportController: Sendable {
     @Sendable func importPosts(_ request: Request, context: PostlyRequestContext) async throws -> ImportOutcome {
         let batch = try await request.decodeImportBatch(as: PostBatch.self, context: context) { $0.posts.count }
         let posts = batch.posts.map { ($0.id, $0.importable()) }
+        // An alias names its merged user's old id; one that cannot (past a key's bytes) failed
+        // the whole batch with 500, on every resume.
+        var refusedAliases = ImportOutcome()
+        let aliases = (batch.aliases ?? []).filter { alias in
+            guard let problem = ImportCheck.problem(ids: ["from": alias.from, "to": alias.to]) else { return true }
+            refusedAliases.reject("alias \(alias.from)", problem)
+            return false
+        }
         return try await writes.write { transaction in
-            var outcome = ImportOutcome()
+            var outcome = refusedAliases
             for (id, post) in posts {
                 switch post {
                 case .success(let post): outcome.count(try await repository.importPost(post, in: transaction), id: id)
                 case .failure(let refusal): outcome.reject(id, refusal.reason)
                 }
             }
-            try await repository.importAliases(batch.aliases ?? [], in: transaction)
+            try await repository.importAliases(aliases, in: transaction)
             return outcome
         }
     }
