@@ -13,16 +13,20 @@ import Synchronization
 /// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
 /// missing; the row guards keep the two consumers from undoing each other.
 ///
+/// The replay has caught up once it applies what happened within `idleAfter` (a busy site's
+/// events never pause), or once it has applied nothing for `idleAfter`.
+///
 /// A replay that lacks posts, comments or authors the live tables have, or has them as they
 /// were before (topics past their retention, a broker that lost them), switches nothing and
-/// throws `ReindexRefusal`, unless `acceptingLosses`: it replaced the index with what the
-/// topics still held, even nothing. A replay that is behind but still applying events (a batch
-/// that outlasted `idleAfter`) is waited for first.
+/// throws `ReindexRefusal`, unless `acceptingLosses` and the replay brought something: it
+/// replaced the index with what the topics still held, even nothing (a broker that was down).
+/// A replay that is behind but still applying older events (a batch that outlasted
+/// `idleAfter`, a partition's backlog) is waited for first.
 public func reindex(
     _ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2), acceptingLosses: Bool = false
 ) async throws -> ReindexReport {
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger)
-    let target = ReindexTarget()
+    let target = ReindexTarget(caughtUpWithin: idleAfter)
     let group = "search-reindex-\(UUID().uuidString.lowercased())"
     let replay = kit.consumer(of: [.posts, .users, .comments], group: group, handler: ReindexHandler(target: target))
     /// Drops the reindex's own schemas and forgets what its consumer group applied.
@@ -45,15 +49,15 @@ public func reindex(
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await replay.run() }
             defer { tasks.cancelAll() }
-            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
+            try await target.waitUntilCaughtUp(firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
             let replayed = target.applied
             let built = ContinuousClock.now - started
-            var lost = try await ReindexRefusal(comparingIn: kit.database)
-            while !lost.isEmpty, try await target.applies(within: idleAfter * 5) {
-                try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
-                lost = try await ReindexRefusal(comparingIn: kit.database)
+            var lost = try await ReindexRefusal(comparingIn: kit.database, replayed: replayed)
+            while !lost.isEmpty, try await target.appliesOlderEvents(within: idleAfter * 5) {
+                try await target.waitUntilCaughtUp(firstEventWithin: .zero)
+                lost = try await ReindexRefusal(comparingIn: kit.database, replayed: target.applied)
             }
-            guard acceptingLosses || lost.isEmpty else {
+            guard lost.isEmpty || (acceptingLosses && lost.replayed > 0) else {
                 try await cleanUp(dropping: "search_rebuild")
                 throw lost
             }
@@ -87,7 +91,7 @@ public func reindex(
             }
             target.switched()
             // What the live consumer applied to the retired tables while the switch was coming.
-            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
+            try await target.waitUntilCaughtUp(firstEventWithin: .zero)
             try await cleanUp(dropping: "search_retired", "search_rebuild")
             return ReindexReport(events: replayed, duration: built)
         }
@@ -101,8 +105,11 @@ public struct ReindexRefusal: Error, CustomStringConvertible {
     public var posts: Int
     public var comments: Int
     public var authors: Int
+    /// The events the replay applied: none, and the broker was likely unreachable.
+    public var replayed: Int
 
-    init(comparingIn database: Database) async throws {
+    init(comparingIn database: Database, replayed: Int) async throws {
+        self.replayed = replayed
         let row = try await database.query(
             """
             SELECT
@@ -121,7 +128,13 @@ public struct ReindexRefusal: Error, CustomStringConvertible {
     var isEmpty: Bool { posts == 0 && comments == 0 && authors == 0 }
 
     public var description: String {
-        """
+        guard replayed > 0 else {
+            return """
+                the replay brought no event (the broker unreachable, or the topics empty) where the index has \(posts) posts, \
+                \(comments) comments and \(authors) authors: nothing was switched, even accepting losses.
+                """
+        }
+        return """
         the topics no longer hold \(posts) posts, \(comments) comments and \(authors) authors as the index has them: \
         nothing was switched. `postly-posts republish` sends every post again; `reindex --accept-losses` switches anyway.
         """
@@ -142,18 +155,31 @@ final class ReindexTarget: Sendable {
         var schema = "search_rebuild"
         var applied = 0
         var lastApplied: ContinuousClock.Instant?
+        /// Whether the last batch held only events younger than `caughtUpWithin`.
+        var lastBatchWasRecent = false
+        /// Batches that held an older event: the replay still working through a backlog.
+        var olderBatches = 0
     }
 
     private let state = Mutex(State())
+    private let caughtUpWithin: Duration
+
+    init(caughtUpWithin: Duration) {
+        self.caughtUpWithin = caughtUpWithin
+    }
 
     /// Only ever one of two fixed names, never text from outside.
     var schema: String { state.withLock { $0.schema } }
     var applied: Int { state.withLock { $0.applied } }
 
-    func record(_ events: Int) {
+    func record(_ events: [Event], now: Date = Date()) {
+        guard let oldest = events.map(\.occurredAt).min() else { return }
+        let recent = Duration.seconds(now.timeIntervalSince(oldest)) < caughtUpWithin
         state.withLock { state in
-            state.applied += events
+            state.applied += events.count
             state.lastApplied = .now
+            state.lastBatchWasRecent = recent
+            if !recent { state.olderBatches += 1 }
         }
     }
 
@@ -161,27 +187,30 @@ final class ReindexTarget: Sendable {
         state.withLock { state in
             state.schema = "public"
             state.lastApplied = .now
+            state.lastBatchWasRecent = false
         }
     }
 
-    /// Whether the replay applies another batch within `limit`.
-    func applies(within limit: Duration) async throws -> Bool {
-        let before = applied
+    /// Whether the replay applies a batch holding an event older than `caughtUpWithin`
+    /// within `limit`.
+    func appliesOlderEvents(within limit: Duration) async throws -> Bool {
+        let before = state.withLock { $0.olderBatches }
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if applied > before { return true }
+            if state.withLock({ $0.olderBatches }) > before { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
     }
 
-    /// Returns once nothing was applied for `idle`, after a first event, or after
-    /// `firstEventWithin` without any (empty topics).
-    func waitUntilIdle(for idle: Duration, firstEventWithin: Duration) async throws {
+    /// Returns once the last batch held only recent events, or nothing was applied for
+    /// `caughtUpWithin` after a first event, or after `firstEventWithin` without any (empty
+    /// topics). Waiting for a pause alone never ended on a site whose events never pause.
+    func waitUntilCaughtUp(firstEventWithin: Duration) async throws {
         let start = ContinuousClock.now
         while true {
-            let last = state.withLock { $0.lastApplied }
-            if let last, ContinuousClock.now - last >= idle { return }
+            let (last, recent) = state.withLock { ($0.lastApplied, $0.lastBatchWasRecent) }
+            if let last, recent || ContinuousClock.now - last >= caughtUpWithin { return }
             if last == nil, ContinuousClock.now - start >= firstEventWithin { return }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -196,6 +225,6 @@ struct ReindexHandler: BatchEventHandler {
     func apply(_ events: [Event], in connection: DatabaseConnection) async throws {
         try await connection.execute("SET LOCAL search_path = \(unescaped: target.schema), public")
         try await indexer.apply(events, in: connection)
-        target.record(events.count)
+        target.record(events)
     }
 }

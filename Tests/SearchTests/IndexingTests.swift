@@ -3,6 +3,7 @@ import HummingbirdTesting
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import Synchronization
 import Testing
 import TestSupport
 
@@ -351,6 +352,35 @@ import TestSupport
         }
     }
 
+    /// A site whose events never pause for `idleAfter`: the reindex ends once its replay applies
+    /// what just happened, where it waited for a pause, for good.
+    @Test func aReindexEndsOnASiteWhoseEventsNeverPause() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Kayak plans", sequence: 1), with: producer)
+                #expect(try await eventually { try await client.titles("kayak") == ["Kayak plans"] })
+                let busy = Task {
+                    for sequence in Int64(1)... where !Task.isCancelled {
+                        let user = UserSnapshot(userId: "ada", name: "Ada \(sequence)", profilePicture: nil)
+                        try await service.send(userEvent(user, sequence: sequence), with: producer)
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                }
+                defer { busy.cancel() }
+                let ended = Mutex(false)
+                let reindexing = Task {
+                    defer { ended.withLock { $0 = true } }
+                    return try await reindex(service.configuration, logger: testLogger, idleAfter: .seconds(1))
+                }
+                #expect(try await eventually(within: .seconds(60)) { ended.withLock { $0 } })
+                reindexing.cancel()
+                #expect(try await reindexing.value.events >= 2)
+                #expect(try await client.titles("kayak") == ["Kayak plans"])
+            }
+        }
+    }
+
     /// A post the topics no longer hold (past their retention, or a broker that lost them) is
     /// not lost to a reindex: it refuses and switches nothing, unless told to accept the
     /// losses. It switched in whatever the topics held, an empty index after a broker restart.
@@ -373,6 +403,18 @@ import TestSupport
                 #expect(try await eventually { try await client.titles("portage").isEmpty })
                 #expect(try await client.titles("canoe") == ["Canoe notes"])
             }
+        }
+    }
+
+    /// A replay that brought nothing (a broker unreachable, or emptied) switches nothing even
+    /// accepting losses: it switched in an empty index.
+    @Test func aReindexWhoseReplayBroughtNothingSwitchesNothingEvenAcceptingLosses() async throws {
+        try await SearchTestService.run { service, client in
+            try await service.apply(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Portage notes", sequence: 1))
+            await #expect {
+                try await reindex(service.configuration, logger: testLogger, idleAfter: .milliseconds(500), acceptingLosses: true)
+            } throws: { ($0 as? ReindexRefusal)?.replayed == 0 }
+            #expect(try await client.titles("portage") == ["Portage notes"])
         }
     }
 
