@@ -16,10 +16,13 @@ enum ChangeLog {
 
     /// Takes the writers' lock for this transaction (again: it is held until the commit), and
     /// notifies `channel` when it commits (once, however many times this runs). One lock per
-    /// schema, so a reindex filling its own tables does not wait for the live consumer.
+    /// `changes` table, named by its oid, so a reindex filling its own tables does not wait for
+    /// the live consumer, and its writes into them after they became the live ones take the live
+    /// consumer's lock. (Keyed on the schema, a replay batch at the switch wrote into the live
+    /// log under the rebuild's lock, and a position could commit behind a later one, unread.)
     static func lock(in connection: DatabaseConnection) async throws {
         try await connection.execute(
-            "SELECT pg_advisory_xact_lock(\(lockKey)::int, hashtext(current_schema())), pg_notify(\(channel), '')")
+            "SELECT pg_advisory_xact_lock(\(lockKey)::int, hashtext(to_regclass('changes')::oid::text)), pg_notify(\(channel), '')")
     }
 
     /// Post `id` changed: its row, likes or comments.
