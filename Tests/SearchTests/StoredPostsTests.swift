@@ -94,4 +94,23 @@ import TestSupport
         stored.add([.init(generation: 3, position: 0): .hidden])
         #expect(stored.after(-1, generation: 3).count == StoredPosts.limit, "no more than the limit is kept")
     }
+
+    /// Long posts are kept only up to `limitBytes` between them: a follower loading its index
+    /// while the consumer works through a backlog of them held them all, their splits too.
+    @Test func theHandOffHoldsLongPostsOnlyUpToItsBytes() throws {
+        let content = String(repeating: "Paddling across the lake at dawn. ", count: 3_000)
+        let split = try #require(TextSplit(content))
+        let post = PostSnapshot.sample(id: "p", title: "Lake", content: content, status: .published, author: Author(userId: "ada", name: "Ada"), at: Date()).post
+        let entry = StoredPosts.Stored.published(.init(post: post, likes: 0, publishedAt: nil, title: try #require(TextSplit("Lake")), content: split))
+        let stored = StoredPosts()
+        for position in 1...1_000 { stored.add([.init(generation: 1, position: Int64(position)): entry]) }
+        let kept = stored.after(0, generation: 1).count
+        #expect(kept > 0 && kept * StoredPosts.estimatedBytes(of: entry) <= StoredPosts.limitBytes)
+        #expect(kept < 1_000)
+        // What was applied makes room again.
+        stored.add([.init(generation: 1, position: 1_001): entry])
+        #expect(stored.after(Int64(kept), generation: 1).isEmpty)
+        stored.add([.init(generation: 1, position: 1_002): entry])
+        #expect(stored.after(Int64(kept), generation: 1).keys.sorted() == [1_002])
+    }
 }
