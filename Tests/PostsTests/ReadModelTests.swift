@@ -183,6 +183,43 @@ import TestSupport
         }
     }
 
+    /// A feed is read with its `Last-Modified` from one snapshot: read from an instance's model
+    /// that had not heard of another's unpublish yet, it listed the post under a date that
+    /// counted the unpublish, and a reader sending only If-Modified-Since kept the post.
+    @Test func aFeedShowsWhatItsLastModifiedCounts() async throws {
+        try await withTwoInstances { one, two in
+            try await withRunning([two.sync]) {
+                try await Task.sleep(for: .milliseconds(500))
+                let post = try await one.publish("Before")
+                let (published, feedPage) = (PostFilter(status: .published, authorId: nil), PageRequest(page: 1, limit: FeedContent.size))
+                #expect(try await two.repository.list(published, page: feedPage).posts.map(\.id) == [post.id])
+                // Instance one's change, not heard of by two yet (one's sync is not running).
+                _ = try await one.writes.write {
+                    try await one.repository.update(id: post.id, PostChanges(status: .draft), by: Self.ada, ifMatch: nil, in: $0)
+                }
+                #expect(try await two.repository.list(published, page: feedPage).posts.map(\.id) == [post.id])
+                let feed = try await two.repository.feed(authorId: nil, epoch: .distantPast)
+                #expect(feed.posts.isEmpty)
+                #expect(feed.lastModified > post.updatedAt)
+            }
+        }
+    }
+
+    /// An author's feed shows their name, posts or none: a rename moves its `Last-Modified`.
+    @Test func anAuthorsFeedWithoutPostsChangesWithTheirName() async throws {
+        try await withTwoInstances { one, _ in
+            try await one.database.execute("INSERT INTO users (user_id, name) VALUES ('ada', 'Ada')")
+            let before = try await one.repository.feed(authorId: "ada", epoch: .distantPast)
+            #expect(before.posts.isEmpty && before.author?.name == "Ada")
+            try await one.database.transaction { connection in
+                try await connection.execute("UPDATE users SET name = 'Ada King' WHERE user_id = 'ada'")
+                try await ChangeLog.author("ada", in: connection)
+            }
+            let after = try await one.repository.feed(authorId: "ada", epoch: .distantPast)
+            #expect(after.author?.name == "Ada King" && after.lastModified > before.lastModified)
+        }
+    }
+
     /// What the change log does not hold (here a title written around it, as likes are): the
     /// next instance to start tells the others to drop everything, in case it replaces one
     /// killed between a commit and its notification.

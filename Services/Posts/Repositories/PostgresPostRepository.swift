@@ -366,9 +366,25 @@ public struct PostgresPostRepository: PostRepository {
 
     // MARK: - Feeds
 
+    /// A feed's posts and its `Last-Modified`, read from one snapshot of the database, not
+    /// from the read model: a model that had not yet heard of another instance's change gave
+    /// the old posts under a date that counted the change, and a reader sending only
+    /// `If-Modified-Since` kept them. Rendered on a miss only (`FeedCache`); no comments.
     public func feed(authorId: String?, epoch: Date) async throws -> FeedContent {
-        let posts = try await list(PostFilter(status: .published, authorId: authorId), page: PageRequest(page: 1, limit: FeedContent.size)).posts
-        return try await database.withConnection { connection in
+        try await database.retryingTransaction(isolation: .repeatableRead) { connection in
+            let newest: SQL =
+                if let authorId {
+                    """
+                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.author_id = \(authorId) AND p.status = 'published'
+                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC LIMIT \(FeedContent.size)
+                    """
+                } else {
+                    """
+                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.status = 'published'
+                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC LIMIT \(FeedContent.size)
+                    """
+                }
+            let posts = try await connection.query(newest).map { try PostRecord($0).post(comments: []) }
             var author = posts.first?.author
             if let authorId, author == nil {
                 let known = try await connection.query(
@@ -382,12 +398,14 @@ public struct PostgresPostRepository: PostRepository {
                 author = Author(userId: try known.decode("user_id"), name: try known.decode("name"), profilePicture: try known.decode("profile_picture"))
             }
             // Besides its posts' updates: when they were written here (an imported post keeps its
-            // old update time), its authors' new names, and posts that left it (the change
-            // feed's log knows all three). Each is one index entry, however long the log.
+            // old update time), its authors' new names (an author's feed shows its author's even
+            // without a post), and posts that left it (the change feed's log knows all three).
+            // Each is one index entry, however long the log.
+            let authorIds = Set(posts.map(\.author.userId)).union([authorId].compactMap { $0 })
             let shown: SQL = """
                 SELECT max(changed_at) AS changed FROM changes
                 WHERE (kind = 'post' AND id = ANY(\(posts.map(\.id))))
-                   OR (kind = 'author' AND id = ANY(\(Array(Set(posts.map(\.author.userId))))))
+                   OR (kind = 'author' AND id = ANY(\(Array(authorIds))))
                 """
             let left: SQL =
                 if let authorId {
