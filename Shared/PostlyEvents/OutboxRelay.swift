@@ -64,11 +64,10 @@ public final class OutboxRelay: Service {
                     // A full batch means there may be more. Graceful shutdown cancels the sends
                     // waiting for a broker that is down; their rows stay pending for the restart.
                     try await cancelWhenGracefulShutdown {
-                        while try await self.publishPending() == self.configuration.batchSize {}
+                        while try await self.publishPending() {}
                     }
                     backoff.reset()
-                    if lastPurge.duration(to: .now) > .seconds(600) {
-                        await purgeSent()
+                    if lastPurge.duration(to: .now) > .seconds(600), await purgeSent() {
                         lastPurge = .now
                     }
                 } catch {
@@ -82,13 +81,13 @@ public final class OutboxRelay: Service {
         }
     }
 
-    /// Publishes one batch; returns how many rows it handed to the broker (a full batch: more
-    /// may be pending; none: nothing to do now, even when rows another instance holds back
-    /// were taken, which calling again at once would take again). The rows the broker
-    /// acknowledged are marked sent and committed even when others of the batch failed; the
-    /// first failure is thrown after that commit.
+    /// Publishes one batch; returns whether more may be pending: the batch was full, and some
+    /// of it went to the broker (a batch whose every row another instance holds back would be
+    /// taken again at once, a statement a moment). The rows the broker acknowledged are marked
+    /// sent and committed even when others of the batch failed; the first failure is thrown
+    /// after that commit.
     @discardableResult
-    public func publishPending() async throws -> Int {
+    public func publishPending() async throws -> Bool {
         let batch = try await database.transaction { connection in
             let rows = try await connection.query(
                 """
@@ -100,7 +99,7 @@ public final class OutboxRelay: Service {
                     id: try row.decode("id", as: Int.self), topic: try row.decode("topic", as: String.self),
                     key: try row.decode("key", as: String.self), payload: try row.decode("payload", as: [UInt8].self))
             }
-            guard let lastID = pending.last?.id else { return PublishedBatch(handed: 0) }
+            guard let lastID = pending.last?.id else { return PublishedBatch(taken: 0, handed: 0) }
             // Another instance holds an earlier event of these keys: leave them for later.
             let ids = pending.map(\.id)
             let blocked = try await connection.query(
@@ -130,18 +129,18 @@ public final class OutboxRelay: Service {
             if !sent.isEmpty {
                 try await connection.execute("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(sent))")
             }
-            return PublishedBatch(handed: pending.count, sent: sent.count, failure: firstError)
+            return PublishedBatch(taken: rows.count, handed: pending.count, sent: sent.count, failure: firstError)
         }
         published.increment(by: batch.sent)
         if let failure = batch.failure { throw failure }
-        return batch.handed
+        return batch.taken == configuration.batchSize && batch.handed > 0
     }
 
     /// Publishes until no event is pending, as a one-off command does before it stops. A
     /// publishing error is thrown: the events stay in the outbox for the service's relay.
     public func drain() async throws {
         while true {
-            while try await publishPending() == configuration.batchSize {}
+            while try await publishPending() {}
             let pending = try await database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL")
             if try pending.first?.decode("pending", as: Int.self) == 0 { return }
             // Another instance holds some of them for a moment.
@@ -152,24 +151,32 @@ public final class OutboxRelay: Service {
 
     /// What one batch did; the failure travels out of the transaction so the marks commit first.
     private struct PublishedBatch: Sendable {
+        var taken: Int
         var handed: Int
         var sent = 0
         var failure: (any Error)?
     }
 
-    /// Deletes the rows sent before the retention, a chunk per statement: one statement for
-    /// the day after a long outage or an import could pass the statement timeout, and failed
-    /// again at every look. A failure leaves the rows to the next purge; publishing goes on.
-    private func purgeSent() async {
+    /// Deletes the rows sent before the retention, a chunk per statement and a few chunks per
+    /// look, so publishing goes on between them: one statement for the day after a long outage
+    /// or an import could pass the statement timeout, and failed again at every look. Returns
+    /// whether the purge is done for now: not when rows remain (the next look goes on), done
+    /// when it failed (the rows are left to the next purge).
+    private func purgeSent() async -> Bool {
         let (seconds, chunk) = (Int(configuration.retention.components.seconds), 10_000)
         do {
-            while try await database.execute(
-                """
-                DELETE FROM outbox WHERE id IN (
-                    SELECT id FROM outbox WHERE sent_at < now() - make_interval(secs => \(seconds)) ORDER BY id LIMIT \(chunk))
-                """) == chunk {}
+            for _ in 0..<10 {
+                let deleted = try await database.execute(
+                    """
+                    DELETE FROM outbox WHERE id IN (
+                        SELECT id FROM outbox WHERE sent_at < now() - make_interval(secs => \(seconds)) ORDER BY id LIMIT \(chunk))
+                    """)
+                if deleted < chunk { return true }
+            }
+            return false
         } catch {
             logger.warning("cannot purge the sent outbox rows; trying again later", metadata: ["error": "\(error)"])
+            return true
         }
     }
 

@@ -151,23 +151,36 @@ import TestSupport
         }
     }
 
-    /// A batch whose every key another instance holds an earlier event of hands nothing to
-    /// the broker, and says so: it said "full", and the relay took the same rows again at once,
-    /// a statement a moment, for as long as the other instance held its batch.
+    /// A full batch whose every key another instance holds an earlier event of hands nothing to
+    /// the broker, and says nothing more is to be done now: it said "full", and the relay took
+    /// the same rows again at once, a statement a moment, for as long as the other instance held
+    /// its batch. A full batch of which some went says more may be pending.
     @Test func aBatchAnotherInstanceHoldsBackWholeIsNotFull() async throws {
         try await TestDatabase.with(poolSize: 3) { database in
             try await schema.apply(to: database)
             let publisher = SelectivePublisher()
             let relay = OutboxRelay(database: database, publisher: publisher, configuration: .init(batchSize: 3), logger: testLogger)
+            /// Runs `body` while another instance publishes the first pending event of `key`.
+            func whileAnotherHolds(_ key: String, _ body: () async throws -> Void) async throws {
+                try await database.transaction { connection in
+                    _ = try await connection.query("SELECT id FROM outbox WHERE key = \(key) AND sent_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE")
+                    try await body()
+                }
+            }
             try await write((1...4).map { userEvent(key: "hot", sequence: Int64($0)) }, perTransaction: 4, to: database)
-            // Another instance publishing the first event.
-            try await database.transaction { connection in
-                _ = try await connection.query("SELECT id FROM outbox ORDER BY id LIMIT 1 FOR UPDATE")
-                #expect(try await relay.publishPending() == 0)
+            try await whileAnotherHolds("hot") { () async throws in
+                #expect(try await relay.publishPending() == false)
             }
             #expect(publisher.handed.isEmpty)
-            #expect(try await relay.publishPending() == 3)
+            #expect(try await relay.publishPending() == true)
             #expect(publisher.handed.map(\.sequence) == [1, 2, 3])
+
+            try await write([userEvent(key: "warm", sequence: 1), userEvent(key: "warm", sequence: 2), userEvent(key: "cold", sequence: 1)], perTransaction: 3, to: database)
+            try await whileAnotherHolds("warm") { () async throws in
+                // hot 4, warm 2 (held back) and cold 1: two went, more may be pending.
+                #expect(try await relay.publishPending() == true)
+            }
+            #expect(publisher.handed.map(\.key).suffix(2) == ["hot", "cold"])
         }
     }
 
