@@ -358,12 +358,16 @@ import TestSupport
         try await SearchTestService.run { service, client in
             let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
             try await withRunning([producer]) {
-                try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Kayak plans", sequence: 1), with: producer)
+                let id = UUID().uuidString.lowercased()
+                try await service.send(postEvent(.created, id: id, title: "Kayak plans", sequence: 1), with: producer)
                 #expect(try await eventually { try await client.titles("kayak") == ["Kayak plans"] })
+                // A post edited and an author renamed every 200 ms, the live consumer a moment
+                // ahead of the replay on each.
                 let busy = Task {
-                    for sequence in Int64(1)... where !Task.isCancelled {
+                    for sequence in Int64(2)... where !Task.isCancelled {
                         let user = UserSnapshot(userId: "ada", name: "Ada \(sequence)", profilePicture: nil)
                         try await service.send(userEvent(user, sequence: sequence), with: producer)
+                        try await service.send(postEvent(.updated, id: id, title: "Kayak plans", content: "Draft \(sequence)", sequence: sequence), with: producer)
                         try await Task.sleep(for: .milliseconds(200))
                     }
                 }
