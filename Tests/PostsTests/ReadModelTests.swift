@@ -15,7 +15,7 @@ import TestSupport
     /// import kept the earlier deployment's) was read as no change, and stayed cached as it was.
     @Test func aChangeReadsBackFromItsLine() {
         let changes: [PostChange] = [
-            .post(id: "legacy 42"), .lists(authorId: "an author", status: .draft), .views(id: "legacy 42", total: 7), .everything,
+            .post(id: "legacy 42"), .counts(id: "legacy 42"), .lists(authorId: "an author", status: .draft), .views(id: "legacy 42", total: 7), .everything,
         ]
         #expect(changes.map { PostChange(line: Substring($0.line)) } == changes)
     }
@@ -180,6 +180,39 @@ import TestSupport
                 }
                 #expect(hidden)
             }
+        }
+    }
+
+    /// A like or a comment drops its post, not the rendered feeds, which show neither: every like
+    /// dropped every feed, and the readers after it rendered the feeds again.
+    @Test func aLikeOrACommentKeepsTheRenderedFeeds() async throws {
+        try await withTwoInstances { one, _ in
+            let post = try await one.publish("Kayak")
+            _ = try await one.repository.post(id: post.id, viewer: nil)
+            let key = FeedCache.Key(format: .rss, authorId: nil)
+            let feed = RenderedFeed(format: .rss, body: Array("<rss/>".utf8), lastModified: Date())
+            _ = try await one.model.feeds.feed(key) { feed }
+            func rendersAgain() async throws -> Bool {
+                var rendered = false
+                _ = try await one.model.feeds.feed(key) {
+                    rendered = true
+                    return feed
+                }
+                return rendered
+            }
+
+            try await one.writes.write { try await one.repository.setLiked(true, id: post.id, by: Caller(userId: "bob", name: "Bob"), in: $0) }
+            try await one.database.transaction { connection in
+                try await ProjectionHandler().apply(try Self.comment(on: post.id), in: connection)
+            }
+            #expect(try await !rendersAgain())
+            let counted = try await one.repository.post(id: post.id, viewer: nil)
+            #expect(counted.likes == 1 && counted.commentsCount == 1)
+
+            _ = try await one.writes.write {
+                try await one.repository.update(id: post.id, PostChanges(title: "Canoe"), by: Self.ada, ifMatch: nil, in: $0)
+            }
+            #expect(try await rendersAgain())
         }
     }
 

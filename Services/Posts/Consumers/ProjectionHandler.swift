@@ -38,12 +38,12 @@ public struct ProjectionHandler: EventHandler {
                 ON CONFLICT (id) DO NOTHING
                 """)
             try await ChangeLog.comment(comment.id, postId: comment.postId, authorId: comment.author.userId, deleted: false, in: connection)
-            connection.signal([.post(id: comment.postId)])
+            connection.signal([.counts(id: comment.postId)])
         case .commentDeleted(let snapshot):
             try await connection.execute("DELETE FROM comments WHERE id = \(snapshot.comment.id)")
             try await ChangeLog.comment(
                 snapshot.comment.id, postId: snapshot.comment.postId, authorId: snapshot.comment.author.userId, deleted: true, in: connection)
-            connection.signal([.post(id: snapshot.comment.postId)])
+            connection.signal([.counts(id: snapshot.comment.postId)])
         default:
             break
         }

@@ -3,8 +3,12 @@ import PostlyModels
 /// What a committed change makes stale in the read model (`ReadModel`), as this instance's
 /// commits signal it and as instances tell each other (`ReadModelSync`).
 enum PostChange: Hashable, Sendable {
-    /// The post's fields, counters or comments changed (or it is gone).
+    /// The post's fields changed (or it is gone).
     case post(id: String)
+    /// The post's likes or comments changed: what the feeds, which show neither, are kept
+    /// through (every like dropped every rendered feed). An older instance ignores the line
+    /// during a rolling update, its post's counts stale until it is replaced.
+    case counts(id: String)
     /// A post of this author joined or left the lists of posts with this status.
     case lists(authorId: String, status: PostStatus)
     /// Views were written: the post's total in the database.
@@ -18,6 +22,7 @@ enum PostChange: Hashable, Sendable {
     var line: String {
         switch self {
         case .post(let id): "p \(id)"
+        case .counts(let id): "c \(id)"
         case .lists(let authorId, let status): "l \(status.rawValue) \(authorId)"
         case .views(let id, let total): "v \(total) \(id)"
         case .everything: "*"
@@ -28,6 +33,7 @@ enum PostChange: Hashable, Sendable {
         let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         switch (parts.first, parts.count) {
         case ("p", 2...): self = .post(id: parts.dropFirst().joined(separator: " "))
+        case ("c", 2...): self = .counts(id: parts.dropFirst().joined(separator: " "))
         case ("l", 3):
             guard let status = PostStatus(rawValue: String(parts[1])) else { return nil }
             self = .lists(authorId: String(parts[2]), status: status)
@@ -48,7 +54,7 @@ enum PostChange: Hashable, Sendable {
             let statuses: [PostStatus] = row.visibility == .public || row.everPublic ? [.draft, .scheduled, .published] : [.draft, .scheduled]
             return [.post(id: row.id)] + statuses.map { .lists(authorId: row.authorId, status: $0) }
         case .comment:
-            return row.postId.map { [.post(id: $0)] } ?? []
+            return row.postId.map { [.counts(id: $0)] } ?? []
         case .author:
             return [.everything]
         }

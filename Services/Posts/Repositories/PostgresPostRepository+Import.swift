@@ -89,7 +89,7 @@ extension PostgresPostRepository {
             WHERE posts.id = c.post_id AND posts.likes <> c.likes
             RETURNING posts.id
             """)
-        connection.signal(try recounted.map { PostChange.post(id: try $0.decode("id")) })
+        connection.signal(try recounted.map { PostChange.counts(id: try $0.decode("id")) })
         return outcome
     }
 

@@ -306,7 +306,7 @@ public struct PostgresPostRepository: PostRepository {
             profilePicture: try user?.decode("profile_picture", as: String?.self) ?? nil)
         let like = PostLike(postId: id, postTitle: post.title, postAuthorId: post.authorId, liker: liker, likes: likes)
         try await transaction.emit(liked ? .postLiked(like) : .postUnliked(like), key: id, actorId: caller.userId)
-        connection.signal([.post(id: id)])
+        connection.signal([.counts(id: id)])
     }
 
     /// Merges the new totals into the read model instead of dropping the posts: a view never

@@ -54,6 +54,9 @@ final class ReadModel: Sendable {
         switch change {
         case .post(let id):
             posts.drop(tags: [id])
+        case .counts(let id):
+            posts.drop(tags: [id])
+            return  // a feed shows neither likes nor comments
         case .lists(let authorId, let status):
             pages.drop(tags: ["author \(authorId)", "status \(status.rawValue)", "status any"])
         case .views(let id, let total):
