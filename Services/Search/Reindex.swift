@@ -10,26 +10,22 @@ import Synchronization
 /// are created afresh in the schema `search_rebuild`, filled by replaying `postly.posts`,
 /// `postly.users` and `postly.comments` from their beginning under a consumer group of their
 /// own, then switched with the live ones in one transaction. The replay goes on into the
-/// switched tables until they have everything the retired ones had, so nothing the live
-/// consumer applied meanwhile is missing; the row guards keep the two consumers from undoing
-/// each other.
-///
-/// The replay has caught up once it has applied no event from before the reindex started for
-/// `idleAfter` (waiting for a pause in all events never ended on a busy site). What changed
-/// since the start is left out of the comparison below: both consumers apply those events,
-/// and each carries its post, comment or author whole.
+/// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
+/// missing; the row guards keep the two consumers from undoing each other.
 ///
 /// A replay that lacks posts, comments or authors the live tables have, or has them as they
 /// were before (topics past their retention, a broker that lost them), switches nothing and
 /// throws `ReindexRefusal`, unless `acceptingLosses` and the replay brought something: it
 /// replaced the index with what the topics still held, even nothing (a broker that was down).
-/// A replay that is behind but still applying older events (a batch that outlasted
-/// `idleAfter`, a partition's backlog) is waited for first.
+/// A replay that is behind but still applying events (a batch that outlasted `idleAfter`) is
+/// waited for first.
 public func reindex(
     _ configuration: SearchConfiguration, logger: Logger, idleAfter: Duration = .seconds(2), acceptingLosses: Bool = false
 ) async throws -> ReindexReport {
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger)
+    let target = ReindexTarget()
     let group = "search-reindex-\(UUID().uuidString.lowercased())"
+    let replay = kit.consumer(of: [.posts, .users, .comments], group: group, handler: ReindexHandler(target: target))
     /// Drops the reindex's own schemas and forgets what its consumer group applied.
     @Sendable func cleanUp(dropping schemas: String...) async throws {
         let drops = schemas.map { "DROP SCHEMA \($0) CASCADE;" }.joined(separator: " ")
@@ -38,10 +34,6 @@ public func reindex(
     }
     return try await kit.run {
         let started = ContinuousClock.now
-        // The database's clock, which stamps the change log, and, close enough, the producers'.
-        let start = try await kit.database.query("SELECT now() AS now")[0].decode("now", as: Date.self)
-        let target = ReindexTarget(start: start, idle: idleAfter)
-        let replay = kit.consumer(of: [.posts, .users, .comments], group: group, handler: ReindexHandler(target: target))
         try await kit.database.withConnection { connection in
             try await connection.executeScript(unescaped: """
                 DROP SCHEMA IF EXISTS search_rebuild CASCADE;
@@ -54,13 +46,13 @@ public func reindex(
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await replay.run() }
             defer { tasks.cancelAll() }
-            try await target.waitUntilCaughtUp(firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
+            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
             let replayed = target.applied
             let built = ContinuousClock.now - started
-            var lost = try await ReindexRefusal(comparing: "public", with: "search_rebuild", changedBefore: start, in: kit.database, replayed: replayed)
-            while !lost.isEmpty, try await target.appliesOlderEvents(within: idleAfter * 5) {
-                try await target.waitUntilCaughtUp(firstEventWithin: .zero)
-                lost = try await ReindexRefusal(comparing: "public", with: "search_rebuild", changedBefore: start, in: kit.database, replayed: target.applied)
+            var lost = try await ReindexRefusal(comparingIn: kit.database, replayed: replayed)
+            while !lost.isEmpty, try await target.applies(within: idleAfter * 5) {
+                try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
+                lost = try await ReindexRefusal(comparingIn: kit.database, replayed: target.applied)
             }
             guard lost.isEmpty || (acceptingLosses && lost.replayed > 0) else {
                 try await cleanUp(dropping: "search_rebuild")
@@ -95,17 +87,8 @@ public func reindex(
                     """)
             }
             target.switched()
-            // What the live consumer applied to the retired tables (no longer written) that the
-            // replay had not reached: waited for while it comes.
-            var behind = try await ReindexRefusal(comparing: "search_retired", with: "public", in: kit.database, replayed: replayed)
-            var progress = ContinuousClock.now
-            while !behind.isEmpty, ContinuousClock.now - progress < idleAfter * 5 {
-                try await Task.sleep(for: .milliseconds(100))
-                let now = try await ReindexRefusal(comparing: "search_retired", with: "public", in: kit.database, replayed: replayed)
-                if now.count < behind.count { progress = .now }
-                behind = now
-            }
-            if !behind.isEmpty { logger.warning("the replay never brought what the retired tables had", metadata: ["missing": "\(behind)"]) }
+            // What the live consumer applied to the retired tables while the switch was coming.
+            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
             try await cleanUp(dropping: "search_retired", "search_rebuild")
             return ReindexReport(events: replayed, duration: built)
         }
@@ -122,32 +105,24 @@ public struct ReindexRefusal: Error, CustomStringConvertible {
     /// The events the replay applied: none, and the broker was likely unreachable.
     public var replayed: Int
 
-    /// Compares the tables of schema `live` with those of `rebuilt` (two of the reindex's fixed
-    /// names, never text from outside), leaving out what `live`'s change log says changed at or
-    /// after `changedBefore` when given.
-    init(comparing live: String, with rebuilt: String, changedBefore: Date? = nil, in database: Database, replayed: Int) async throws {
+    init(comparingIn database: Database, replayed: Int) async throws {
         self.replayed = replayed
-        let since = changedBefore ?? .distantFuture
         let row = try await database.query(
             """
             SELECT
-                (SELECT count(*) FROM \(unescaped: live).documents d LEFT JOIN \(unescaped: rebuilt).documents r ON r.id = d.id
-                    WHERE ((r.id IS NULL AND NOT d.deleted) OR r.sequence < d.sequence)
-                      AND NOT EXISTS (SELECT 1 FROM \(unescaped: live).changes ch WHERE ch.post_id = d.id AND ch.at >= \(since)))::bigint AS posts,
-                (SELECT count(*) FROM \(unescaped: live).comments c LEFT JOIN \(unescaped: rebuilt).comments r ON r.id = c.id
-                    WHERE ((r.id IS NULL AND NOT c.deleted) OR (c.deleted AND NOT r.deleted))
-                      AND NOT EXISTS (SELECT 1 FROM \(unescaped: live).changes ch WHERE ch.post_id = c.post_id AND ch.at >= \(since)))::bigint AS comments,
-                (SELECT count(*) FROM \(unescaped: live).authors a LEFT JOIN \(unescaped: rebuilt).authors r ON r.user_id = a.user_id
-                    WHERE (r.user_id IS NULL OR r.sequence < a.sequence)
-                      AND NOT EXISTS (SELECT 1 FROM \(unescaped: live).changes ch WHERE ch.author_id = a.user_id AND ch.at >= \(since)))::bigint AS authors
+                (SELECT count(*) FROM public.documents d LEFT JOIN search_rebuild.documents r ON r.id = d.id
+                    WHERE (r.id IS NULL AND NOT d.deleted) OR r.sequence < d.sequence)::bigint AS posts,
+                (SELECT count(*) FROM public.comments c LEFT JOIN search_rebuild.comments r ON r.id = c.id
+                    WHERE (r.id IS NULL AND NOT c.deleted) OR (c.deleted AND NOT r.deleted))::bigint AS comments,
+                (SELECT count(*) FROM public.authors a LEFT JOIN search_rebuild.authors r ON r.user_id = a.user_id
+                    WHERE r.user_id IS NULL OR r.sequence < a.sequence)::bigint AS authors
             """)[0]
         posts = try row.decode("posts")
         comments = try row.decode("comments")
         authors = try row.decode("authors")
     }
 
-    var isEmpty: Bool { count == 0 }
-    var count: Int { posts + comments + authors }
+    var isEmpty: Bool { posts == 0 && comments == 0 && authors == 0 }
 
     public var description: String {
         guard replayed > 0 else {
@@ -176,62 +151,48 @@ final class ReindexTarget: Sendable {
     private struct State {
         var schema = "search_rebuild"
         var applied = 0
-        var firstApplied: ContinuousClock.Instant?
-        /// When a batch last held an event from before the reindex started.
-        var lastOlderApplied: ContinuousClock.Instant?
-        var olderBatches = 0
+        var lastApplied: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
-    /// When the reindex started: events from before it are the replay's backlog.
-    private let start: Date
-    private let idle: Duration
-
-    init(start: Date, idle: Duration) {
-        self.start = start
-        self.idle = idle
-    }
 
     /// Only ever one of two fixed names, never text from outside.
     var schema: String { state.withLock { $0.schema } }
     var applied: Int { state.withLock { $0.applied } }
 
-    func record(_ events: [Event]) {
-        guard !events.isEmpty else { return }
-        let older = events.contains { $0.occurredAt < start }
+    func record(_ events: Int) {
         state.withLock { state in
-            state.applied += events.count
-            state.firstApplied = state.firstApplied ?? .now
-            if older {
-                state.lastOlderApplied = .now
-                state.olderBatches += 1
-            }
+            state.applied += events
+            state.lastApplied = .now
         }
     }
 
     func switched() {
-        state.withLock { $0.schema = "public" }
+        state.withLock { state in
+            state.schema = "public"
+            state.lastApplied = .now
+        }
     }
 
-    /// Whether the replay applies a batch holding an event from before the start within `limit`.
-    func appliesOlderEvents(within limit: Duration) async throws -> Bool {
-        let before = state.withLock { $0.olderBatches }
+    /// Whether the replay applies another batch within `limit`.
+    func applies(within limit: Duration) async throws -> Bool {
+        let before = applied
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if state.withLock({ $0.olderBatches }) > before { return true }
+            if applied > before { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
     }
 
-    /// Returns once no event from before the start was applied for `idle` after a first event,
-    /// or after `firstEventWithin` without any (empty topics).
-    func waitUntilCaughtUp(firstEventWithin: Duration) async throws {
-        let waiting = ContinuousClock.now
+    /// Returns once nothing was applied for `idle`, after a first event, or after
+    /// `firstEventWithin` without any (empty topics).
+    func waitUntilIdle(for idle: Duration, firstEventWithin: Duration) async throws {
+        let start = ContinuousClock.now
         while true {
-            let (first, lastOlder) = state.withLock { ($0.firstApplied, $0.lastOlderApplied) }
-            if let first, ContinuousClock.now - max(lastOlder ?? first, waiting) >= idle { return }
-            if first == nil, ContinuousClock.now - waiting >= firstEventWithin { return }
+            let last = state.withLock { $0.lastApplied }
+            if let last, ContinuousClock.now - last >= idle { return }
+            if last == nil, ContinuousClock.now - start >= firstEventWithin { return }
             try await Task.sleep(for: .milliseconds(100))
         }
     }
@@ -245,6 +206,6 @@ struct ReindexHandler: BatchEventHandler {
     func apply(_ events: [Event], in connection: DatabaseConnection) async throws {
         try await connection.execute("SET LOCAL search_path = \(unescaped: target.schema), public")
         try await indexer.apply(events, in: connection)
-        target.record(events)
+        target.record(events.count)
     }
 }

@@ -3,7 +3,6 @@ import HummingbirdTesting
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
-import Synchronization
 import Testing
 import TestSupport
 
@@ -348,39 +347,6 @@ import TestSupport
                 let second = UUID().uuidString.lowercased()
                 try await service.send(postEvent(.created, id: second, title: "Canoe plans", sequence: 1), with: producer)
                 #expect(try await eventually { try await client.titles("canoe") == ["Canoe plans"] })
-            }
-        }
-    }
-
-    /// A site whose events never pause for `idleAfter`: the reindex ends once its replay applies
-    /// what just happened, where it waited for a pause, for good.
-    @Test func aReindexEndsOnASiteWhoseEventsNeverPause() async throws {
-        try await SearchTestService.run { service, client in
-            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
-            try await withRunning([producer]) {
-                let id = UUID().uuidString.lowercased()
-                try await service.send(postEvent(.created, id: id, title: "Kayak plans", sequence: 1), with: producer)
-                #expect(try await eventually { try await client.titles("kayak") == ["Kayak plans"] })
-                // A post edited and an author renamed every 200 ms, the live consumer a moment
-                // ahead of the replay on each.
-                let busy = Task {
-                    for sequence in Int64(2)... where !Task.isCancelled {
-                        let user = UserSnapshot(userId: "ada", name: "Ada \(sequence)", profilePicture: nil)
-                        try await service.send(userEvent(user, sequence: sequence), with: producer)
-                        try await service.send(postEvent(.updated, id: id, title: "Kayak plans", content: "Draft \(sequence)", sequence: sequence), with: producer)
-                        try await Task.sleep(for: .milliseconds(200))
-                    }
-                }
-                defer { busy.cancel() }
-                let ended = Mutex(false)
-                let reindexing = Task {
-                    defer { ended.withLock { $0 = true } }
-                    return try await reindex(service.configuration, logger: testLogger, idleAfter: .seconds(1))
-                }
-                #expect(try await eventually(within: .seconds(60)) { ended.withLock { $0 } })
-                reindexing.cancel()
-                #expect(try await reindexing.value.events >= 2)
-                #expect(try await client.titles("kayak") == ["Kayak plans"])
             }
         }
     }
