@@ -146,6 +146,30 @@ import Testing
         ]))
     }
 
+    /// A date after the import (a Flask server whose clock ran ahead) is the import's time,
+    /// reported: kept, the post stayed first in every feed, under a `Last-Modified` in the future.
+    @Test func aDateAfterTheImportIsTheImportsTime() throws {
+        let users = try DumpFile(path: "users.json", bytes: Array(#"""
+            {"userId": "u1", "name": "Ada", "email": "ada@example.com", "password": "pbkdf2:sha256:1$s$h", "createdAt": "2024-01-01T00:00:00Z"}
+            """#.utf8))
+        let posts = try DumpFile(path: "posts.json", bytes: Array(#"""
+            {"_id": "p1", "title": "Ahead", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "ahead", "createdAt": "2031-05-01T00:00:00Z", "updatedAt": {"$date": "2031-05-02T00:00:00Z"}, "status": "published", "comments": [{"_id": "c1", "content": "Hi", "author": {"userId": "u1", "name": "Ada"}, "createdAt": "2031-05-03T00:00:00Z"}]}
+            {"_id": {"$oid": "7b0000000000000000000000"}, "title": "Ahead too", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "ahead-too", "status": "draft"}
+            {"_id": "p3", "title": "Past", "content": "Body", "author": {"userId": "u1", "name": "Ada"}, "slug": "past", "createdAt": "2026-06-01T00:00:00.000Z", "status": "published"}
+            """#.utf8))
+        let now = Date(timeIntervalSince1970: 1_795_000_000.5)
+        let plan = ImportPlanner.plan(users: users, posts: posts, likes: try DumpFile(path: "likes.json", bytes: []), runId: "test", now: now)
+        let importTime = "2026-11-18T11:06:40.500Z"
+        let byId = Dictionary(uniqueKeysWithValues: plan.posts.map { ($0.record._id, $0.record) })
+        #expect(byId["p1"]?.createdAt == importTime && byId["p1"]?.updatedAt == importTime && byId["p1"]?.publishedAt == importTime)
+        #expect(byId["7b0000000000000000000000"]?.createdAt == importTime)
+        #expect(byId["p3"]?.createdAt == "2026-06-01T00:00:00.000Z")
+        #expect(plan.comments.map(\.record.createdAt) == [importTime])
+        let clamped = plan.report.fixes.filter { $0.rule == "future_date_to_import_time" }.map { "\($0.id) \($0.field)" }
+        #expect(Set(clamped) == ["p1 createdAt", "p1 updatedAt", "7b0000000000000000000000 createdAt", "c1 createdAt"])
+        #expect(plan.report.rejected.isEmpty)
+    }
+
     @Test func passwordHashesAreCountedByWhatVerifiesThem() throws {
         let passwords = try FlaskDump.plan("relaxed").report.passwords
         let counted: [Int] = [passwords.scrypt, passwords.pbkdf2, passwords.bcrypt, passwords.unverifiable]

@@ -10,14 +10,17 @@ public struct ImportPlanner {
     static let maximumSlugBytes = 255
 
     private var plan: ImportPlan
+    /// When the plan is made: a later date is taken as this one.
+    private let now: LegacyTimestamp
     /// A merged user's id → the id of the user it merged into.
     private var mergedInto: [String: String] = [:]
     private var users: [String: ImportRecords.User] = [:]
 
-    public static func plan(users: DumpFile, posts: DumpFile, likes: DumpFile, runId: String) -> ImportPlan {
+    public static func plan(users: DumpFile, posts: DumpFile, likes: DumpFile, runId: String, now: Date = Date()) -> ImportPlan {
         let source = { (file: DumpFile) in ImportReport.Source(file: file.path, sha256: file.sha256, lines: file.lines) }
-        var planner = ImportPlanner(plan: ImportPlan(report: ImportReport(
-            runId: runId, source: .init(users: source(users), posts: source(posts), likes: source(likes)))))
+        var planner = ImportPlanner(
+            plan: ImportPlan(report: ImportReport(runId: runId, source: .init(users: source(users), posts: source(posts), likes: source(likes)))),
+            now: LegacyTimestamp(milliseconds: Int64((now.timeIntervalSince1970 * 1000).rounded(.down))))
         planner.readUsers(users)
         let flaskLikes = planner.readPosts(posts)
         planner.readLikes(likes, flaskLikes: flaskLikes)
@@ -342,14 +345,14 @@ public struct ImportPlanner {
     private mutating func timestamp(_ value: ExtendedJSON?, _ collection: ImportReport.Collection, _ id: String, _ field: String) -> LegacyTimestamp? {
         switch value {
         case .date(let milliseconds)?:
-            return LegacyTimestamp(milliseconds: milliseconds)
+            return notFuture(LegacyTimestamp(milliseconds: milliseconds), collection, id, field)
         case .string(let text)?:
             guard let date = LegacyTimestamp(text) else {
                 fix(collection, id, field, "unparsable_date_dropped", .string(text), .null)
                 return nil
             }
             if date.text != text { fix(collection, id, field, "date_to_utc_milliseconds", .string(text), .string(date.text)) }
-            return date
+            return notFuture(date, collection, id, field)
         case nil, .null?:
             return nil
         case let other?:
@@ -358,8 +361,18 @@ public struct ImportPlanner {
         }
     }
 
+    /// A date after the plan's making (a server clock that ran ahead) is taken as the plan's
+    /// time: kept, a published post stayed first in every feed until then, and a feed's
+    /// `Last-Modified` was in the future, so readers sending `If-Modified-Since` saw no new post.
+    private mutating func notFuture(_ date: LegacyTimestamp, _ collection: ImportReport.Collection, _ id: String, _ field: String) -> LegacyTimestamp {
+        guard date > now else { return date }
+        fix(collection, id, field, "future_date_to_import_time", .string(date.text), .string(now.text))
+        return now
+    }
+
     private mutating func createdFromObjectId(_ document: [String: ExtendedJSON], _ collection: ImportReport.Collection, _ id: String) -> LegacyTimestamp? {
-        guard case .objectId(let objectId)? = document["_id"], let date = LegacyTimestamp(objectId: objectId) else { return nil }
+        guard case .objectId(let objectId)? = document["_id"], let objectIdDate = LegacyTimestamp(objectId: objectId) else { return nil }
+        let date = notFuture(objectIdDate, collection, id, "createdAt")
         fix(collection, id, "createdAt", "created_at_from_object_id", .null, .string(date.text))
         return date
     }
