@@ -372,19 +372,12 @@ public struct PostgresPostRepository: PostRepository {
     /// `If-Modified-Since` kept them. Rendered on a miss only (`FeedCache`); no comments.
     public func feed(authorId: String?, epoch: Date) async throws -> FeedContent {
         try await database.retryingTransaction(isolation: .repeatableRead) { connection in
-            let newest: SQL =
-                if let authorId {
-                    """
-                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.author_id = \(authorId) AND p.status = 'published'
-                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC LIMIT \(FeedContent.size)
-                    """
-                } else {
-                    """
-                    SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.status = 'published'
-                    ORDER BY p.published_at DESC, p.created_at DESC, p.id DESC LIMIT \(FeedContent.size)
-                    """
-                }
-            let posts = try await connection.query(newest).map { try PostRecord($0).post(comments: []) }
+            // In the API's order, from the one place that writes it.
+            let ids = try await Self.ids(PostFilter(status: .published, authorId: authorId), page: PageRequest(page: 1, limit: FeedContent.size), in: connection)
+            let found = try await connection.query("SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.id = ANY(\(ids))")
+                .map { try PostRecord($0).post(comments: []) }
+            let byId = Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
+            let posts = ids.compactMap { byId[$0] }
             var author = posts.first?.author
             if let authorId, author == nil {
                 let known = try await connection.query(
