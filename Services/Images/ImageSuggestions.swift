@@ -94,9 +94,9 @@ struct ImageSuggestions: Sendable {
     }
 
     private func callWithinBudget(_ query: ImageQuery, from upstream: PexelsClient, userId: String) async throws -> Outcome {
-        let call: Int64
+        let call: UpstreamBudget.Call
         switch try await budget.reserve(userId: userId, now: now()) {
-        case .granted(let id): call = id
+        case .granted(let granted): call = granted
         case .refused(let refusal): return .unavailable(.budgetSpent(refusal))
         case .userLimited(let until): throw UserLimited(until: until)
         }
@@ -108,7 +108,7 @@ struct ImageSuggestions: Sendable {
             metrics.upstreamCall("200")
             let buffer = ByteBuffer(bytes: body)
             cache.store(buffer, under: query.key, now: now())
-            await budget.believe(rateLimit, now: now())
+            await budget.believe(rateLimit, of: call, now: now())
             return .fetched(buffer)
         case .rateLimited:
             metrics.upstreamCall("429")

@@ -59,6 +59,31 @@ import TestSupport
         await test.drop()
     }
 
+    /// A call reserved in one month and answered or given back in the next is of the month it
+    /// was counted in: the old month's `X-Ratelimit-Remaining` began the new month as spent as
+    /// the old one ended (for the whole month: the count only rises to the header's word), and
+    /// a call given back came off the new month, which never counted it.
+    @Test func aCallAnsweredAfterTheMonthsResetLeavesTheNewMonthAlone() async throws {
+        let test = try await TestDatabase.create(poolSize: 2)
+        _ = try await schema.apply(to: test.database)
+        let february = Date(timeIntervalSince1970: 1_801_440_000)  // 2027-02-01T00:00:00Z
+        let budget = UpstreamBudget(hourlyLimit: 100, monthlyLimit: 20_000, userHourlyLimit: 100, database: test.database)
+        func monthUsed() async throws -> Int {
+            try await test.database.query("SELECT month_used FROM upstream_budget")[0].decode("month_used")
+        }
+        guard case .granted(let answered) = try await budget.reserve(userId: "u", now: february - 2),
+              case .granted(let notSent) = try await budget.reserve(userId: "u", now: february - 1)
+        else { Issue.record("no call granted"); return }
+        #expect(try await monthUsed() == 2)
+
+        await budget.believe(.init(limit: 20_000, remaining: 12, reset: february), of: answered, now: february + 0.4)
+        await budget.giveBack(notSent, now: february + 0.5)
+        #expect(try await budget.reserve(userId: "u", now: february + 1).isGranted)
+        #expect(try await monthUsed() == 1)
+        #expect(budget.remaining?.month == 19_999)
+        await test.drop()
+    }
+
     @Test func remainingZeroStopsCallsUntilTheReset() async throws {
         let pexels = FakePexels()
         try await ImagesTestService.run(pexels: pexels) { service, client in

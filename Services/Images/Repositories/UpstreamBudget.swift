@@ -26,9 +26,15 @@ final class UpstreamBudget: Sendable {
         }
     }
 
+    /// A counted call, and the end of the month it was counted in.
+    struct Call: Sendable, Equatable {
+        var id: Int64
+        var monthEnd: Date
+    }
+
     enum Reservation: Sendable, Equatable {
-        /// The call is counted, as `call`: make it.
-        case granted(call: Int64)
+        /// The call is counted: make it.
+        case granted(Call)
         /// The user has made their allowance of calls this hour; the next is theirs at `until`.
         case userLimited(until: Date)
         case refused(Refusal)
@@ -114,7 +120,7 @@ final class UpstreamBudget: Sendable {
                 hourUsed += 1
                 state.monthUsed += 1
                 try await Self.store(state, in: connection)
-                reservation = .granted(call: try call.decode("id"))
+                reservation = .granted(Call(id: try call.decode("id"), monthEnd: state.monthEnd))
             }
             let remaining = state.haltedUntil == nil
                 ? Remaining(hour: max(0, hourlyLimit - hourUsed), month: max(0, monthlyLimit - state.monthUsed))
@@ -135,20 +141,25 @@ final class UpstreamBudget: Sendable {
     /// Uncounts `call`, which never reached the provider (no connection was made): during an
     /// outage, clients retrying every few seconds spent their allowances, and then the hour's
     /// budget, on calls the provider never saw, and were refused for the rest of the hour once
-    /// it was back. Not uncounted when the database cannot be written: it stays spent.
-    func giveBack(_ call: Int64, now: Date) async {
+    /// it was back. Not uncounted when the database cannot be written: it stays spent. A call
+    /// of a month that has ended leaves the hour only: the new month never counted it.
+    func giveBack(_ call: Call, now: Date) async {
         try? await database.retryingTransaction { connection in
             var state = try await Self.lockedState(at: now, in: connection)
-            guard try await connection.execute("DELETE FROM upstream_calls WHERE id = \(call)") > 0 else { return }
+            guard try await connection.execute("DELETE FROM upstream_calls WHERE id = \(call.id)") > 0, call.monthEnd > now else { return }
             state.monthUsed = max(0, state.monthUsed - 1)
             try await Self.store(state, in: connection)
         }
     }
 
-    /// Takes in what a successful answer's headers said. Not taken in when the database
-    /// cannot be written: the answer is no less good, and the next one says it again.
-    func believe(_ rateLimit: PexelsClient.RateLimit, now: Date) async {
+    /// Takes in what the headers of `call`'s successful answer said. Not taken in when the
+    /// database cannot be written: the answer is no less good, and the next one says it again.
+    /// Nor when the call's month has ended: its `X-Ratelimit-Remaining` is of that month, and a
+    /// call reserved just before a reset and answered after it began the new month as spent as
+    /// the old one ended, for the whole month (the count only ever rises to the header's word).
+    func believe(_ rateLimit: PexelsClient.RateLimit, of call: Call, now: Date) async {
         let (monthlyLimit, longestPeriod) = (self.monthlyLimit, Self.longestPeriod)
+        guard call.monthEnd > now else { return }
         let monthLeft = try? await database.retryingTransaction { connection in
             var state = try await Self.lockedState(at: now, in: connection)
             if let reset = rateLimit.reset, reset > now, reset.timeIntervalSince(now) <= longestPeriod {
