@@ -91,16 +91,20 @@ final class RunningTransfer {
             return .failure(.responseTooLarge(limit: transfer.maxResponseBytes))
         case CURLE_OPERATION_TIMEDOUT:
             // libcurl reports both timeouts with one code. The connect timeout is the one that
-            // fired when no connection was made and the total timeout was not yet reached.
-            var connectMicroseconds: curl_off_t = 0
+            // fired when the request was not sent (the connection, TLS's handshake included, was
+            // not made: the pre-transfer time says so whatever libcurl's version counts as the
+            // connect time) and the total timeout was not yet reached.
+            var connectedMicroseconds: curl_off_t = 0
             var totalMicroseconds: curl_off_t = 0
-            _ = postly_curl_easy_getinfo_off_t(handle, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
+            _ = postly_curl_easy_getinfo_off_t(handle, CURLINFO_PRETRANSFER_TIME_T, &connectedMicroseconds)
             _ = postly_curl_easy_getinfo_off_t(handle, CURLINFO_TOTAL_TIME_T, &totalMicroseconds)
             let threshold = (transfer.connectTimeout + transfer.timeout) / 2
-            let connectFired = connectMicroseconds == 0 && Duration.microseconds(totalMicroseconds) < threshold
+            let connectFired = connectedMicroseconds == 0 && Duration.microseconds(totalMicroseconds) < threshold
                 && transfer.connectTimeout < transfer.timeout
             return .failure(connectFired ? .connectTimeout : .timeout)
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY,
+            CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION:
+            // Nothing of the request was sent: a failed TLS handshake is a connection not made.
             return .failure(.connectFailed(message(code)))
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             return .failure(.invalidRequest(message(code)))

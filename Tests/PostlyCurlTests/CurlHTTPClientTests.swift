@@ -138,6 +138,24 @@ struct CurlHTTPClientTests {
         withExtendedLifetime(listener) {}
     }
 
+    /// A TLS handshake that stalls or fails is a connection not made: the request was never
+    /// sent, and the images service gives such a call back to its budget. A failed handshake
+    /// was a transport error, counted as a call the provider saw.
+    @Test func aTLSHandshakeThatStallsOrFailsIsAConnectionNotMade() async throws {
+        let silent = try LoopbackSockets.SilentListener()
+        try await withServerAndClient(.init(connectTimeout: .milliseconds(300), timeout: .seconds(5))) { server, client in
+            await #expect(throws: CurlError.connectTimeout) {
+                try await client.execute(.get("https://127.0.0.1:\(silent.port)/"))
+            }
+            // A plain HTTP server answers the ClientHello with an HTTP error, not a handshake.
+            let error = await #expect(throws: CurlError.self) {
+                try await client.execute(.get(server.baseURL.replacingOccurrences(of: "http://", with: "https://") + "/status/204"))
+            }
+            guard case .connectFailed = error else { Issue.record("unexpected \(String(describing: error))"); return }
+        }
+        withExtendedLifetime(silent) {}
+    }
+
     @Test func aTotalTimeoutFiresWhileTheServerIsSlow() async throws {
         try await withServerAndClient { server, client in
             let started = ContinuousClock.now

@@ -45,6 +45,22 @@ enum LoopbackSockets {
         }
     }
 
+    /// A listener on 127.0.0.1 that never accepts or reads: the kernel completes a client's
+    /// TCP connection, and nothing answers what the client sends (a TLS handshake that stalls).
+    final class SilentListener {
+        let port: Int
+        private let descriptor: Int32
+
+        init() throws {
+            descriptor = try LoopbackSockets.tcpSocket()
+            try LoopbackSockets.bindToAnyPort(descriptor)
+            guard listen(descriptor, 16) == 0 else { throw SocketError(call: "listen", errno: errno) }
+            port = try LoopbackSockets.port(of: descriptor)
+        }
+
+        deinit { close(descriptor) }
+    }
+
     /// A loopback port nothing listens on: connecting to it is refused at once.
     static func closedPort() throws -> Int {
         let descriptor = try tcpSocket()
