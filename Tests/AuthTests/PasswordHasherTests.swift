@@ -67,6 +67,16 @@ import Testing
         #expect(try metrics.expectCounter("postly_auth_password_checks_total").totalValue == 3)
     }
 
+    /// A bcrypt hash past the cost ceiling (an imported one can carry any cost) never matches,
+    /// and costs what a wrong password costs: one of cost 31 held a hashing slot for a day and
+    /// a half at each login attempt.
+    @Test func aHashPastTheCostCeilingNeverMatches() async throws {
+        let hasher = PasswordHasher(cost: 4)
+        let costly = try await PasswordHasher(cost: PasswordHasher.costCeiling + 1).hash("right")
+        #expect(try await !hasher.verify("right", against: costly))
+        // Below the ceiling, a hash above the configured cost verifies (storedHashes: cost 12).
+    }
+
     @Test func anUnknownAccountOrAMalformedHashNeverMatches() async throws {
         let hasher = PasswordHasher(cost: 4)
         #expect(try await !hasher.verify("x", against: nil))

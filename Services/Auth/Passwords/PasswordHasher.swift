@@ -23,6 +23,10 @@ import NIOPosix
 public struct PasswordHasher: Sendable {
     /// The costs bcrypt accepts.
     public static let costRange = 4...31
+    /// The highest cost a stored hash is checked at, unless the configured cost is higher: an
+    /// imported hash can carry any cost, and one of 31 held a hashing slot for a day and a
+    /// half at each login attempt (every bcrypt hash the earlier backend made is below it).
+    static let costCeiling = 14
     /// Marks a hash of the password's SHA-256 (every hash made now).
     static let preHashedPrefix = "$bcrypt-sha256$"
 
@@ -58,7 +62,7 @@ public struct PasswordHasher: Sendable {
     }
 
     /// Whether `password` matches `hash`; with no hash (unknown email, Google-only account)
-    /// it spends the same time and answers false.
+    /// it spends the same time and answers false, as with a bcrypt hash past the cost ceiling.
     public func verify(_ password: String, against hash: String?) async throws -> Bool {
         if let hash, !Self.isBcrypt(hash) {
             guard let werkzeug = WerkzeugHash(hash) else {
@@ -74,6 +78,11 @@ public struct PasswordHasher: Sendable {
         if target.hasPrefix(Self.preHashedPrefix) {
             target.removeFirst(Self.preHashedPrefix.count)
             input = Self.preHashed(password)
+        }
+        // "$2b$NN$": past the ceiling, answered as a wrong password, in the time of one.
+        if let stated = Int(target.dropFirst(4).prefix(2)), stated > max(cost, Self.costCeiling) {
+            _ = try await verify(password, against: nil)
+            return false
         }
         let (bcryptHash, bcryptInput) = (target, input)
         checks.increment()
