@@ -92,6 +92,24 @@ import TestSupport
         }
     }
 
+    /// A comment never sorts before its post's latest: another instance whose clock runs
+    /// ahead stored one later than this instance's now, and the new comment listed before it.
+    @Test func aCommentListsAfterOneStampedByAClockThatRunsAhead() async throws {
+        try await CommentsTestService.run { service, client in
+            let author = try await service.user("Ada")
+            let postId = try await service.seedPost(by: author)
+            try await service.database.execute(
+                """
+                INSERT INTO comments (id, post_id, content, author_id, author_name, created_at)
+                VALUES (\(UUID.timeOrderedString()), \(postId), 'ahead', \(author.id), 'Ada', date_trunc('milliseconds', now() + interval '2 seconds'))
+                """)
+            #expect(try await client.postComment(postId, content: "next", as: author).status == .created)
+            let listed = try await client.listComments(postId).decode([Comment].self)
+            #expect(listed.map(\.content) == ["ahead", "next"])
+            #expect(listed[1].createdAt >= listed[0].createdAt)
+        }
+    }
+
     @Test func aPostWithoutCommentsAnswersAnEmptyArray() async throws {
         try await CommentsTestService.run { service, client in
             let postId = try await service.seedPost(by: try await service.user("Ada"))

@@ -39,12 +39,17 @@ struct PostgresCommentRepository: CommentRepository {
         let connection = transaction.connection
         try await transaction.lockSequence(of: post.id, on: .comments)
         // Under the post's sequence lock: a deletion applied meanwhile is seen here.
-        let deleted = try await connection.query("SELECT deleted FROM posts WHERE id = \(post.id)").first?
-            .decode("deleted", as: Bool.self)
-        if deleted == true { throw CommentError.postNotFound }
-        // Timed under the lock too: one timed before a wait would sort before a comment that
-        // committed first, and an offset page would show that one twice.
-        let comment = Comment(id: UUID.timeOrderedString(), postId: post.id, content: content, author: author, createdAt: Date().inWholeMilliseconds)
+        let state = try await connection.query(
+            """
+            SELECT (SELECT deleted FROM posts WHERE id = \(post.id)) AS deleted,
+                   (SELECT max(created_at) FROM comments WHERE post_id = \(post.id)) AS latest
+            """)[0]
+        if try state.decode("deleted", as: Bool?.self) == true { throw CommentError.postNotFound }
+        // Timed under the lock too, and never before the post's latest comment: one timed before
+        // a wait, or by an instance whose clock runs behind another's, sorted before a comment
+        // that committed first, and an offset page showed that one twice.
+        let createdAt = max(Date().inWholeMilliseconds, try state.decode("latest", as: Date?.self) ?? .distantPast)
+        let comment = Comment(id: UUID.timeOrderedString(), postId: post.id, content: content, author: author, createdAt: createdAt)
         try await connection.execute(
             """
             INSERT INTO comments (id, post_id, content, author_id, author_name, author_picture, created_at)
