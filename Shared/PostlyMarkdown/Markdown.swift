@@ -20,7 +20,7 @@ public enum Markdown {
     /// the options, the extensions or the URL filter change). Stored beside rendered HTML, it
     /// tells which posts a new renderer must render again.
     public static let renderer: String = {
-        let rules = 2
+        let rules = 3
         return "cmark-gfm \(String(cString: cmark_version_string())); postly rules \(rules)"
     }()
 
@@ -36,11 +36,14 @@ public enum Markdown {
         let options = CMARK_OPT_DEFAULT
         guard let parser = cmark_parser_new(options) else { preconditionFailure("cmark_parser_new: out of memory") }
         defer { cmark_parser_free(parser) }
-        for name in extensionNames {
+        // Within the bounds of `MarkdownBounds.swift`, where cmark-gfm 0.29's work and output
+        // grow faster than the document.
+        let tables = tableCells(markdown) <= tableCellLimit
+        for name in extensionNames where tables || name != "table" {
             guard let syntax = cmark_find_syntax_extension(name) else { preconditionFailure("cmark-gfm has no \(name) extension") }
             cmark_parser_attach_syntax_extension(parser, syntax)
         }
-        var source = boundingReferenceCopies(markdown)
+        var source = boundingNesting(boundingReferenceCopies(markdown))
         source.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { cmark_parser_feed(parser, $0.baseAddress, $0.count) }
         }
@@ -53,57 +56,6 @@ public enum Markdown {
         }
         defer { free(rendered) }
         return Rendering(html: String(cString: rendered), text: text)
-    }
-
-    /// The most bytes of reference definitions the links of one document may copy.
-    static let referenceCopyLimit = 8 << 20
-
-    /// `markdown`, or, when its reference links could copy more than `referenceCopyLimit`
-    /// bytes, `markdown` with its reference definitions made text (`]:` becomes `]\:`).
-    /// cmark-gfm 0.29 (Debian's) copies a definition's URL and title into each link that uses
-    /// it, while parsing: 85 KB of Markdown made 250 MB of HTML, and a post's 400 KB could
-    /// take gigabytes. The bound needs no parse: a link uses at most one definition per `]`,
-    /// and a definition is a label opening a line (`[` after container markers at most, no
-    /// unescaped `[` inside) closed by `]:`, and ends by the next blank line.
-    static func boundingReferenceCopies(_ markdown: String) -> String {
-        var brackets = 0
-        var longestDefinition = 0
-        var firstDefinition: Int?  // in the current run of non-blank lines
-        var labelOpensLine = false  // the last unescaped `[`
-        var lineIsBlank = true
-        var lineHasText = false  // more than white space and container markers
-        var escaped = false
-        var previous: UInt8 = 0
-        for (offset, byte) in markdown.utf8.enumerated() {
-            let isEscaped = escaped
-            escaped = byte == UInt8(ascii: "\\") && !isEscaped
-            switch byte {
-            case UInt8(ascii: "\n"):
-                if lineIsBlank, let start = firstDefinition {
-                    longestDefinition = max(longestDefinition, offset - start)
-                    firstDefinition = nil
-                }
-                lineIsBlank = true
-                lineHasText = false
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
-                break
-            case UInt8(ascii: ">"), UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: ")"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                lineIsBlank = false
-            default:
-                if byte == UInt8(ascii: "["), !isEscaped { labelOpensLine = !lineHasText }
-                if byte == UInt8(ascii: "]") { brackets += 1 }
-                if byte == UInt8(ascii: ":"), previous == UInt8(ascii: "]"), labelOpensLine {
-                    firstDefinition = firstDefinition ?? offset
-                }
-                lineIsBlank = false
-                lineHasText = true
-            }
-            previous = byte
-        }
-        if let start = firstDefinition { longestDefinition = max(longestDefinition, markdown.utf8.count - start) }
-        guard brackets * longestDefinition > referenceCopyLimit else { return markdown }
-        return markdown.replacingOccurrences(of: "]:", with: "]\\:")
     }
 
     /// One walk of the tree: empties unsafe link and image URLs, and gathers the text.

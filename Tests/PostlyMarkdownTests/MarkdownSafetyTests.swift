@@ -1,5 +1,5 @@
 import Foundation
-import PostlyMarkdown
+@testable import PostlyMarkdown
 import Testing
 
 /// The contract's rules for `contentHtml`: no script, style, frame, `on*` attribute or
@@ -178,6 +178,40 @@ import Testing
         let (size, links) = (html.utf8.count, html.components(separatedBy: "<a href").count - 1)
         #expect(size < 2 * markdown.utf8.count)
         #expect(links <= 1, "the definition's URL, autolinked: its uses are text")
+    }
+
+    /// cmark-gfm 0.29 pads each row of a table to its header's columns: a header of 1,000
+    /// columns over 1,000 one-letter lines (6 KB) rendered to 10 MB, and 18 KB to 90 MB. Past
+    /// the cell bound, the document renders without tables.
+    @Test func aTableOfMillionsOfPaddedCellsIsText() {
+        let markdown = String(repeating: "a|", count: 1_000) + "\n" + String(repeating: "-|", count: 1_000) + "\n" + String(repeating: "x\n", count: 1_000)
+        let html = Markdown.render(markdown).html
+        #expect(html.utf8.count < 4 * markdown.utf8.count, "\(html.utf8.count) bytes")
+        #expect(!html.contains("<table"))
+    }
+
+    @Test func anOrdinaryTableRendersAsATable() {
+        let rows = (1...500).map { "| \($0) | \($0 * $0) | `x\($0)` |" }.joined(separator: "\n")
+        let html = Markdown.render("| n | square | code |\n|---:|:---|---|\n" + rows + "\n\nAfter.").html
+        #expect(html.components(separatedBy: "<tr>").count - 1 == 501)
+        #expect(html.contains("<td align=\"right\">500</td>") && html.contains("<p>After.</p>"))
+    }
+
+    /// cmark-gfm's work on a line grows with its nesting times its emphasis delimiters: 10,000
+    /// `>` before 10,000 `a*` took seconds, 25,000 of each half a minute. Past the nesting
+    /// bound, a line's markers are text.
+    @Test(arguments: ["> ", ">", "- ", "* ", "1. ", "2) "])
+    func nestingStopsAtItsBound(marker: String) {
+        let markdown = String(repeating: marker, count: 10_000) + String(repeating: "a*", count: 10_000)
+        let html = Markdown.render(markdown).html
+        let opened = ["<blockquote>", "<ul>", "<ol>", "<ol start=\"2\">"].map { html.components(separatedBy: $0).count - 1 }.reduce(0, +)
+        #expect(opened == Markdown.nestingLimit)
+        #expect(html.utf8.count < 5 * markdown.utf8.count, "each marker past the bound is text: `&gt;` at most")
+    }
+
+    @Test func ordinaryNestingIsUntouched() {
+        let markdown = "> quoted\n> > twice\n>\n> - a\n>   - b\n>     1. c\n\n- [ ] task\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+        #expect(Markdown.boundingNesting(markdown) == markdown)
     }
 
     @Test func referenceLinksOfAnOrdinaryPostResolve() {
