@@ -39,6 +39,26 @@ import TestSupport
         }
     }
 
+    /// A new title of the same slug keeps the post's address, and a title back at a base the
+    /// post holds takes the base: the first slug of the base it held was taken, an older `-2`.
+    @Test func aRetitleToTheSameSlugKeepsTheAddress() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let first = try await api.create("Hello", as: ada)
+            let post = try await api.create("Hello", as: ada)
+            #expect(post.slug == "hello-2")
+            #expect(try await api.request(.delete, "/api/posts/\(first.id)", as: ada).status == .ok)
+            func retitle(_ title: String) async throws -> String {
+                try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: PostsClient.json(["title": title])).post().slug
+            }
+            #expect(try await retitle("Hello World") == "hello-world")
+            #expect(try await retitle("Hello") == "hello")
+            #expect(try await retitle("Hello!") == "hello")
+            #expect(try await retitle("Hello World") == "hello-world")
+            #expect(try await retitle("Hello") == "hello")
+        }
+    }
+
     @Test func titleWithoutUsableCharactersGetsASlugFromTheId() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

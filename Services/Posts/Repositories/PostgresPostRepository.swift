@@ -207,7 +207,8 @@ public struct PostgresPostRepository: PostRepository {
             ? PostRendering(html: current.contentHtml, excerpt: current.excerpt, readTime: current.readTime)
             : PostRendering(markdown: content)
         var slug = current.slug
-        if title != current.title {
+        // A new title of the same slug ("Hello" to "Hello!") keeps the post's address.
+        if title != current.title, !Slug.isCandidate(current.slug, of: Slug.make(from: title)) {
             slug = try await claimSlug(Slug.make(from: title), fallback: id, for: id, in: connection)
         }
         let now = Date()
@@ -262,8 +263,8 @@ public struct PostgresPostRepository: PostRepository {
         return record
     }
 
-    /// Claims `base` in the slugs table, else keeps a slug of that base the post has already,
-    /// else claims `base-N` with N from the base's counter (`slug_suffixes`; the 5,001st "Test"
+    /// Claims `base` in the slugs table, else keeps a slug of that base the post has already
+    /// (`base` itself first), else claims `base-N` with N from the base's counter (`slug_suffixes`; the 5,001st "Test"
     /// tried 10,000 statements before it). The primary key decides: two posts never get one slug.
     private static let slugSuffixes = SuffixCounter(table: "slug_suffixes")
 
@@ -276,7 +277,7 @@ public struct PostgresPostRepository: PostRepository {
         ).isEmpty {
             if candidate == base {
                 let own = try await connection.query("SELECT slug FROM slugs WHERE post_id = \(postId)").map { try $0.decode("slug", as: String.self) }
-                if let kept = own.first(where: { Slug.isCandidate($0, of: base) }) { return kept }
+                if let kept = own.contains(base) ? base : own.sorted().first(where: { Slug.isCandidate($0, of: base) }) { return kept }
             }
             candidate = Slug.candidate(base, attempt: try await Self.slugSuffixes.next(of: base, in: connection))
         }
