@@ -129,6 +129,8 @@ final class RemotePeer: Sendable {
     let documentDelay = Locked<Duration?>(nil)
     /// How many times `/keys/{n}`, where no key is, was asked for.
     let missingKeyFetches = Locked(0)
+    /// How many times `/actor` was asked for.
+    let actorFetches = Locked(0)
 
     var actorId: String { base + "/actor" }
     var keyId: String { actorId + "#main-key" }
@@ -146,6 +148,7 @@ final class RemotePeer: Sendable {
         let router = Router()
         router.get("actor") { _, _ -> Response in
             guard let peer = peer.value else { return Response(status: .serviceUnavailable) }
+            peer.actorFetches.withLock { $0 += 1 }
             if let delay = peer.documentDelay.value { try await Task.sleep(for: delay) }
             return Response(
                 status: .ok, headers: [.contentType: "application/activity+json"],

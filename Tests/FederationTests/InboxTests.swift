@@ -225,13 +225,14 @@ import TestSupport
         }
     }
 
-    @Test func aKeyThatAnotherActorDoesNotPublishIsRefused() async throws {
+    /// A key document naming an owner on another server is refused before that owner is
+    /// fetched: it was fetched first, so anyone could have us send requests to any server, as
+    /// often as they liked.
+    @Test func aKeyThatClaimsAnActorOfAnotherServerIsRefusedWithoutAskingThatServer() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
             try await RemotePeer.with { victim in
                 try await RemotePeer.with { impostor in
-                    // The impostor's key document names the victim as its owner; the victim's
-                    // actor publishes another key.
                     impostor.claimedOwner.withLock { $0 = victim.actorId }
                     var follow = victim.follow(service.urls.actor(ada.userId))
                     if case .object(var fields) = follow {
@@ -240,9 +241,24 @@ import TestSupport
                     }
                     let answer = try await service.post(follow, to: "/ap/inbox", signedBy: impostor, keyId: impostor.base + "/key")
                     #expect(answer.status == .unauthorized, "\(answer.text)")
-                    #expect((answer.json["detail"] as? String)?.contains("does not publish") == true, "\(answer.text)")
+                    #expect((answer.json["detail"] as? String)?.contains("another server") == true, "\(answer.text)")
+                    #expect(victim.actorFetches.value == 0)
                     #expect(try await followers(service) == 0)
                 }
+            }
+        }
+    }
+
+    @Test func aKeyThatItsOwnerDoesNotPublishIsRefused() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { peer in
+                // The key document at /key names the peer's actor, which publishes another key.
+                let answer = try await service.post(
+                    peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer, keyId: peer.base + "/key")
+                #expect(answer.status == .unauthorized, "\(answer.text)")
+                #expect((answer.json["detail"] as? String)?.contains("does not publish") == true, "\(answer.text)")
+                #expect(try await followers(service) == 0)
             }
         }
     }

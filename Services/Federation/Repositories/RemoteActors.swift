@@ -81,6 +81,9 @@ struct RemoteActors: Sendable {
     private func fetch(keyId: String, by deadline: ContinuousClock.Instant) async throws -> RemoteActor {
         var actorDocument = try await fetchDocument(keyId, by: deadline)
         if actorDocument["inbox"] == nil, actorDocument["publicKeyPem"] != nil, let owner = actorDocument["owner"]?.string {
+            // Checked before the fetch: a key naming an owner on any server had us fetch it, as
+            // often as requests named the key, for servers of the sender's choosing.
+            guard URLParts(owner)?.authority == URLParts(keyId)?.authority else { throw RemoteActorError.elsewhere }
             actorDocument = try await fetchDocument(owner, by: deadline)
         }
         guard let key = Self.publicKey(keyId, in: actorDocument), let pem = key["publicKeyPem"]?.string else { throw RemoteActorError.noKey }
