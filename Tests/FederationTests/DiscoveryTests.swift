@@ -11,6 +11,27 @@ import TestSupport
 @Suite(.serialized) struct DiscoveryTests {
     let ada = Author(userId: "ada-\(UUID().uuidString.prefix(8).lowercased())", name: "Ada Lovelace")
 
+    /// A burst of requests for an actor without a key pair makes one pair, which all of them
+    /// get: each made its own (a tenth of a second of a shared thread apiece) and kept one.
+    @Test func aBurstForAnActorWithoutAKeyMakesOnePair() async throws {
+        try await TestDatabase.with(poolSize: 4) { database in
+            try await schema.apply(to: database)
+            let made = Locked(0)
+            let keys = ActorKeys(database: database) {
+                made.withLock { $0 += 1 }
+                return try ActorKeyPair.generate()
+            }
+            let pems = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 { group.addTask { try await keys.keyPair(of: "ada").publicKeyPEM } }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(made.value == 1)
+            #expect(pems.count == 1)
+            let stored = try await database.query("SELECT public_key_pem FROM actor_keys WHERE actor_id = 'ada'")
+            #expect(try stored.map { try $0.decode("public_key_pem", as: String.self) } == Array(pems))
+        }
+    }
+
     @Test func webfingerFindsAnAuthorByHandleAndById() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1, registered: true))
