@@ -1,5 +1,6 @@
 import Foundation
 import PostlyPostgres
+import PostlyService
 import Testing
 import TestSupport
 
@@ -74,6 +75,28 @@ import TestSupport
             #expect(try await queued(in: database) == ["create-1", "create-1", "update-3", "update-3"])
             try await enqueue(["delete-4"], to: inboxes, in: database)
             #expect(try await queued(in: database) == ["delete-4", "delete-4"])
+        }
+    }
+
+    /// A follower sending Follow after Follow (each with a new id) gets the Accept of the
+    /// latest: each queued an Accept of its own, as many as the follower liked, and they held
+    /// the workers. Another follower's Accept stays.
+    @Test func aNewerAcceptOfTheSameFollowerAndActorDropsTheWaitingOnes() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            let documents = ActivityDocuments(urls: FederationURLs(permalink: Permalink(baseURL: "https://postly.example")))
+            try await database.transaction { connection in
+                for follow in 1...5 {
+                    let accept = documents.accept(follow: "https://peer.example/follows/\(follow)", from: "https://peer.example/users/mallory", by: "ada")
+                    try await DeliveryQueue.to(inboxes[0], accept, signer: "ada", in: connection)
+                }
+                let other = documents.accept(follow: "https://peer.example/follows/9", from: "https://peer.example/users/bob", by: "ada")
+                try await DeliveryQueue.to(inboxes[0], other, signer: "ada", in: connection)
+            }
+            let follows = try await database.query("SELECT body FROM deliveries ORDER BY id").map {
+                JSONValue.parse(Array(try $0.decode("body", as: String.self).utf8))?["object"]?["id"]?.string
+            }
+            #expect(follows == ["https://peer.example/follows/5", "https://peer.example/follows/9"])
         }
     }
 

@@ -20,11 +20,12 @@ struct Delivery: Sendable, Equatable {
 /// once delivered, kept as `dead` once given up.
 ///
 /// The activities of one object (a post's Create, Updates and Delete; an actor's Updates; the
-/// Accepts of one Follow) reach an inbox one at a time, in the order they were queued: sent
-/// together, an Update could arrive before its Create, or a Create after its Delete. A newer
-/// activity supersedes the older ones it makes pointless (an Update the older Updates, each
-/// carrying the whole object; a Delete the Creates and Updates): those waiting are dropped, and
-/// one being sent goes out or fails, and is not tried again.
+/// Accepts of one follower's follows of one actor) reach an inbox one at a time, in the order
+/// they were queued: sent together, an Update could arrive before its Create, or a Create
+/// after its Delete. A newer activity supersedes the older ones it makes pointless (an Update
+/// the older Updates, each carrying the whole object; a Delete the Creates and Updates; an
+/// Accept the older Accepts of the pair, whose follows the newest replaced): those waiting are
+/// dropped, and one being sent goes out or fails, and is not tried again.
 struct DeliveryQueue: Sendable {
     /// Signalled after a commit that enqueued something: the worker of this process wakes.
     static let channel = "federation_deliveries"
@@ -71,12 +72,20 @@ struct DeliveryQueue: Sendable {
         _ activity: JSONValue, in connection: DatabaseConnection
     ) async throws -> (id: String, objectId: String?, body: String)? {
         guard let id = activity["id"]?.string else { return nil }
-        let objectId = activity["object"]?["id"]?.string ?? activity["object"]?.string
+        let type = activity["type"]?.string
+        var objectId = activity["object"]?["id"]?.string ?? activity["object"]?.string
+        // An Accept's object is one Follow; a follower sending Follow after Follow (each one
+        // with a new id) queued an Accept apiece, as many as it liked. They are one follower's
+        // follows of one actor, and the newest Accept is the one that counts.
+        if type == "Accept", let follower = activity["object"]?["actor"]?.string, let followed = activity["object"]?["object"]?.string {
+            objectId = "follows of \(followed) by \(follower)"
+        }
         let body = String(decoding: activity.bytes, as: UTF8.self)
         let superseded: String? =
-            switch activity["type"]?.string {
+            switch type {
             case "Update": "#update-[0-9]+$"
             case "Delete": "#(create|update)-[0-9]+$"
+            case "Accept": "#accepts/"
             default: nil
             }
         guard let objectId, let superseded else { return (id, objectId, body) }
