@@ -9,7 +9,10 @@ import Synchronization
 /// names queued or running. Past either, a name has no addresses, and its request is refused
 /// as unresolvable (a delivery is tried again later).
 final class HostResolver: Sendable {
-    static let shared = HostResolver()
+    /// For the key fetches an inbox request makes (`OutboundHTTP`).
+    static let keyFetches = HostResolver()
+    /// For deliveries.
+    static let deliveries = HostResolver()
 
     /// One caller waiting for a lookup: its answer, and the timer that gives it none.
     private struct Waiter: Sendable {
