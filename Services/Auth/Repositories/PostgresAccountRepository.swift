@@ -142,15 +142,6 @@ public struct PostgresAccountRepository: AccountRepository {
             INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
             VALUES (\(next.hash), \(sessionId), \(next.expiresAt))
             """)
-        // A session keeps its latest spent tokens only: each rotation left one for the token's
-        // lifetime, so a client refreshing in a loop filled the disk. A thief holds a recent
-        // one (the app rotates once an access token expires); an older one is merely unknown.
-        try await connection.execute(
-            """
-            DELETE FROM refresh_tokens WHERE session_id = \(sessionId) AND spent_at IS NOT NULL AND token_hash NOT IN (
-                SELECT token_hash FROM refresh_tokens WHERE session_id = \(sessionId) AND spent_at IS NOT NULL
-                ORDER BY spent_at DESC LIMIT \(Self.spentTokensKept))
-            """)
         try await connection.execute(
             """
             UPDATE sessions SET access_expires_at = GREATEST(access_expires_at, \(accessExpiresAt))
@@ -159,13 +150,10 @@ public struct PostgresAccountRepository: AccountRepository {
         return .rotated(user: try await Self.user(id: userId, in: connection), sessionId: sessionId)
     }
 
-    /// How many spent refresh tokens a session keeps to recognize a theft by.
-    public static let spentTokensKept = 16
-
     /// Deletes what no request can use any more: refresh tokens past their expiry or of a
     /// revoked session, the answers kept of tokens spent before the replay grace, and sessions
-    /// whose every access token has expired and that have no refresh token left. A session's
-    /// latest spent tokens stay until they expire: presented again, they reveal a theft.
+    /// whose every access token has expired and that have no refresh token left. A spent
+    /// token stays until it expires: presented again, it reveals a theft.
     public func purgeExpiredSessions(replayGrace grace: Duration) async throws {
         try await database.retryingTransaction { connection in
             try await connection.execute(
