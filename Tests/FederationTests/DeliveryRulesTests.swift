@@ -50,37 +50,11 @@ import TestSupport
     @Test func outboundRequestsToPrivateAddressesAreRefusedUnlessAllowed() async throws {
         let client = CurlHTTPClient(logger: Logger(label: "federation-tests"))
         let strict = OutboundHTTP(client: client, allowPrivateNetworks: false, timeout: .seconds(1))
-        let resolver = HostResolver.deliveries
-        await #expect(throws: OutboundError.privateAddress("127.0.0.1")) { try await strict.pinnedAddress(of: "http://127.0.0.1:8080/inbox", using: resolver) }
-        await #expect(throws: OutboundError.privateAddress("localhost")) { try await strict.pinnedAddress(of: "http://localhost/inbox", using: resolver) }
-        await #expect(throws: OutboundError.invalidURL) { try await strict.pinnedAddress(of: "file:///etc/passwd", using: resolver) }
+        await #expect(throws: OutboundError.privateAddress("127.0.0.1")) { try await strict.pinnedAddress(of: "http://127.0.0.1:8080/inbox") }
+        await #expect(throws: OutboundError.privateAddress("localhost")) { try await strict.pinnedAddress(of: "http://localhost/inbox") }
+        await #expect(throws: OutboundError.invalidURL) { try await strict.pinnedAddress(of: "file:///etc/passwd") }
         let lenient = OutboundHTTP(client: client, allowPrivateNetworks: true, timeout: .seconds(1))
-        #expect(try await lenient.pinnedAddress(of: "http://127.0.0.1:8080/inbox", using: resolver) == [])
-    }
-
-    /// Key fetches whose names never resolve (the sender's to choose, before anything proved
-    /// who it is) fill only the key fetches' lookups: they filled the one resolver, and every
-    /// delivery found no address and counted towards its host's pause.
-    @Test func keyFetchesThatHangLeaveTheDeliveriesNamesAlone() async throws {
-        let client = CurlHTTPClient(logger: Logger(label: "federation-tests"))
-        let lookup: @Sendable (String) -> [String] = { host in
-            if host.hasSuffix(".hangs.example") { Thread.sleep(forTimeInterval: 2) }
-            return ["93.184.216.34"]
-        }
-        var configured = OutboundHTTP(client: client, allowPrivateNetworks: false, timeout: .seconds(5))
-        configured.keyFetchResolver = HostResolver(threads: 1, timeout: .seconds(5), pendingLimit: 2, lookup: lookup)
-        configured.deliveryResolver = HostResolver(threads: 1, timeout: .seconds(5), pendingLimit: 2, lookup: lookup)
-        let http = configured
-        let key = try ActorKeyPair.generate()
-        let hanging = (1...2).map { n in
-            Task { try? await http.get("https://k\(n).hangs.example/key", keyId: "https://postly.example/ap/actor#main-key", key: key, by: .now + .seconds(5)) }
-        }
-        try await Task.sleep(for: .milliseconds(100))
-        await #expect(throws: OutboundError.unresolvable("peer.example")) {
-            try await http.pinnedAddress(of: "https://peer.example/key", using: http.keyFetchResolver)
-        }
-        #expect(try await http.pinnedAddress(of: "https://peer.example/inbox", using: http.deliveryResolver) == ["peer.example:443:93.184.216.34"])
-        for task in hanging { task.cancel() }
+        #expect(try await lenient.pinnedAddress(of: "http://127.0.0.1:8080/inbox") == [])
     }
 
     /// A name server that never answers holds a lookup until its deadline, and no more than

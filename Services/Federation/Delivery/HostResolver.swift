@@ -9,10 +9,7 @@ import Synchronization
 /// names queued or running. Past either, a name has no addresses, and its request is refused
 /// as unresolvable (a delivery is tried again later).
 final class HostResolver: Sendable {
-    /// For the key fetches an inbox request makes (`OutboundHTTP`).
-    static let keyFetches = HostResolver()
-    /// For deliveries.
-    static let deliveries = HostResolver()
+    static let shared = HostResolver()
 
     /// One caller waiting for a lookup: its answer, and the timer that gives it none.
     private struct Waiter: Sendable {

@@ -10,11 +10,6 @@ struct OutboundHTTP: Sendable {
     let client: CurlHTTPClient
     let allowPrivateNetworks: Bool
     let timeout: Duration
-    /// The key fetches' names and the deliveries' apart: a key fetch's name is the sender's
-    /// to choose before anything proved who it is, and names whose server never answers,
-    /// sent a few dozen at a time, filled the lookups, and every delivery found no address.
-    var keyFetchResolver = HostResolver.keyFetches
-    var deliveryResolver = HostResolver.deliveries
 
     /// What signing one delivery costs (digest and RSA signature).
     static let signing = Metrics.Timer(label: "postly_federation_signing_seconds")
@@ -27,7 +22,7 @@ struct OutboundHTTP: Sendable {
         let headers = try HTTPSignature.sign(method: "GET", url: url, body: nil, keyId: keyId, key: key)
         return try await send(
             .init(method: "GET", url: url, headers: headers + [("Accept", Self.activityAccept)], maxResponseBytes: 1 << 20),
-            by: min(deadline, .now + timeout), resolver: keyFetchResolver)
+            by: min(deadline, .now + timeout))
     }
 
     /// A POST of an activity, signed by `key` as `keyId`.
@@ -37,24 +32,24 @@ struct OutboundHTTP: Sendable {
         Self.signing.recordSeconds(started.duration(to: .now).seconds)
         return try await send(
             .init(method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10),
-            by: .now + timeout, resolver: deliveryResolver)
+            by: .now + timeout)
     }
 
-    /// `request`, its name lookup (by `resolver`) included, ended by `deadline`.
-    private func send(_ request: CurlHTTPClient.Request, by deadline: ContinuousClock.Instant, resolver: HostResolver) async throws -> CurlHTTPClient.Response {
+    /// `request`, its name lookup included, ended by `deadline`.
+    private func send(_ request: CurlHTTPClient.Request, by deadline: ContinuousClock.Instant) async throws -> CurlHTTPClient.Response {
         var request = request
         guard ContinuousClock.now < deadline else { throw CurlError.timeout }
-        request.resolve = try await pinnedAddress(of: request.url, using: resolver, within: ContinuousClock.now.duration(to: deadline))
+        request.resolve = try await pinnedAddress(of: request.url, within: ContinuousClock.now.duration(to: deadline))
         request.timeout = ContinuousClock.now.duration(to: deadline)  // curl takes at least 1 ms
         return try await client.execute(request)
     }
 
     /// curl's `HOST:PORT:ADDRESS` pin for `url`'s host, after checking its addresses (looked up
-    /// by `resolver`, for `limit` at most, when given).
-    func pinnedAddress(of url: String, using resolver: HostResolver, within limit: Duration? = nil) async throws -> [String] {
+    /// for `limit` at most, when given).
+    func pinnedAddress(of url: String, within limit: Duration? = nil) async throws -> [String] {
         guard let parts = URLParts(url) else { throw OutboundError.invalidURL }
         guard !allowPrivateNetworks else { return [] }
-        let addresses = await resolver.addresses(of: parts.host, within: limit)
+        let addresses = await HostResolver.shared.addresses(of: parts.host, within: limit)
         guard let first = addresses.first else { throw OutboundError.unresolvable(parts.host) }
         guard addresses.allSatisfy(PublicAddress.isPublic) else { throw OutboundError.privateAddress(parts.host) }
         let pinned = first.contains(":") ? "[\(first)]" : first
