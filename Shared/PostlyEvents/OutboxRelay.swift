@@ -10,8 +10,7 @@ import ServiceLifecycle
 /// takes what another instance left behind), backs off while the broker is down, and is safe
 /// with several instances: each
 /// takes rows `FOR UPDATE SKIP LOCKED`, and leaves a key alone while another instance
-/// holds an earlier event of it, so events stay in order per key; within a batch, a key's
-/// events go to the broker one call after another (`waves`).
+/// holds an earlier event of it, so events stay in order per key.
 ///
 /// Delivery is at least once: an instance that dies between publishing and marking leaves
 /// its rows pending, and they are published again. Consumers skip what they have applied.
@@ -113,21 +112,18 @@ public final class OutboxRelay: Service {
             if !blocked.isEmpty {
                 pending.removeAll { blocked.contains($0.key) }
             }
+            let results = await publisher.publish(pending.map { KafkaOutgoingMessage(topic: $0.topic, key: $0.key, value: $0.payload) })
             // After a failed event, its key's later events wait too, to keep the order.
             var failedKeys: Set<String> = []
             var sent: [Int] = []
             var firstError: (any Error)?
-            for wave in Self.waves(pending) {
-                let handed = wave.filter { !failedKeys.contains($0.key) }
-                if handed.isEmpty { break }
-                let results = await publisher.publish(handed.map { KafkaOutgoingMessage(topic: $0.topic, key: $0.key, value: $0.payload) })
-                for (row, result) in zip(handed, results) {
-                    switch result {
-                    case .success: sent.append(row.id)
-                    case .failure(let error):
-                        failedKeys.insert(row.key)
-                        firstError = firstError ?? error
-                    }
+            for (row, result) in zip(pending, results) {
+                switch result {
+                case .success where !failedKeys.contains(row.key): sent.append(row.id)
+                case .success: break
+                case .failure(let error):
+                    failedKeys.insert(row.key)
+                    firstError = firstError ?? error
                 }
             }
             if !sent.isEmpty {
@@ -138,23 +134,6 @@ public final class OutboxRelay: Service {
         published.increment(by: batch.sent)
         if let failure = batch.failure { throw failure }
         return batch.taken == configuration.batchSize && batch.handed > 0
-    }
-
-    /// The rows in the calls that hand them to the broker: a key's first pending event in the
-    /// first, its second in the second, and so on, so that each waits for the broker's word on
-    /// the one before. Handed in one call, a later event could be stored when an earlier one
-    /// failed (a message timeout, the producer replaced mid-call), and consumers, which skip
-    /// what is older than what they applied, dropped the earlier one when it came again.
-    static func waves(_ rows: [OutboxRow]) -> [[OutboxRow]] {
-        var waves: [[OutboxRow]] = []
-        var depth: [String: Int] = [:]
-        for row in rows {
-            let index = depth[row.key, default: 0]
-            depth[row.key] = index + 1
-            if index == waves.count { waves.append([]) }
-            waves[index].append(row)
-        }
-        return waves
     }
 
     /// Publishes until no event is pending, as a one-off command does before it stops. A
