@@ -43,7 +43,7 @@ public enum Markdown {
             guard let syntax = cmark_find_syntax_extension(name) else { preconditionFailure("cmark-gfm has no \(name) extension") }
             cmark_parser_attach_syntax_extension(parser, syntax)
         }
-        var source = boundingNesting(boundingReferenceCopies(markdown))
+        var source = boundingNesting(boundingBrackets(boundingReferenceCopies(markdown)))
         source.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { cmark_parser_feed(parser, $0.baseAddress, $0.count) }
         }

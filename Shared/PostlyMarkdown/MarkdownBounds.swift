@@ -60,36 +60,37 @@ extension Markdown {
     /// columns.
     static let tableCellLimit = 100_000
 
-    /// How many cells the tables of `markdown` have, or a few more: cmark-gfm pads every row of a
+    /// At most how many cells the tables of `markdown` can have: cmark-gfm pads every row of a
     /// table to its header's width, so a header and delimiter row of 3,000 columns over 3,000
-    /// one-letter lines (18 KB) made 9 million cells and 90 MB of HTML. A delimiter row is a
-    /// line of `|`, `-`, `:`, white space and container markers with a `|` and a `-`, of one
-    /// column more than its `|` (a leading or trailing one makes none); its table's rows are
-    /// the lines up to the next blank one.
+    /// one-letter lines (18 KB) made 9 million cells and 90 MB of HTML. No table has more
+    /// columns than its header line has `|` and one, nor more rows than the document has
+    /// lines (ended by `\n` or `\r`, as cmark ends them): a bound no way of writing a table
+    /// escapes, which only a long document with a line of many `|` reaches without one.
     static func tableCells(_ markdown: String) -> Int {
-        var cells = 0
-        var columns = 0  // of the table the current line may belong to; 0 outside one
-        for line in markdown.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            let isBlank = line.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
-            if isBlank {
-                columns = 0
-            } else if line.contains(UInt8(ascii: "|")), line.contains(UInt8(ascii: "-")), line.allSatisfy(Self.isDelimiterRowByte) {
-                columns = line.count { $0 == UInt8(ascii: "|") } + 1
-            } else {
-                cells += columns
+        var (lines, pipes, mostPipes) = (1, 0, 0)
+        for byte in markdown.utf8 {
+            switch byte {
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                lines += 1
+                pipes = 0
+            case UInt8(ascii: "|"):
+                pipes += 1
+                mostPipes = max(mostPipes, pipes)
+            default:
+                break
             }
         }
-        return cells
+        return (mostPipes + 1) * lines
     }
 
-    private static func isDelimiterRowByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "|"), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"),
-            UInt8(ascii: ">"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: ")"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            false
-        }
+    /// The most `[` a document may have with its links and images: cmark-gfm's work on nested
+    /// brackets grows with their square (`![` 25,000 times before 12,500 `[]()` took seconds).
+    static let bracketLimit = 5_000
+
+    /// `markdown`, or, past `bracketLimit` brackets, `markdown` with every `[` made text.
+    static func boundingBrackets(_ markdown: String) -> String {
+        guard markdown.utf8.count(where: { $0 == UInt8(ascii: "[") }) > bracketLimit else { return markdown }
+        return markdown.replacingOccurrences(of: "[", with: "\\[")
     }
 
     /// The deepest a line's block quotes and list items may nest.
@@ -97,49 +98,67 @@ extension Markdown {
 
     /// `markdown` with the container markers that open a line escaped past `nestingLimit`, so
     /// the rest of the line is text: cmark-gfm's work on a line grows with its nesting times its
-    /// emphasis delimiters, and 10,000 `>` before 10,000 `a*` (30 KB) took seconds.
+    /// emphasis delimiters, and 10,000 `>` before 10,000 `a*` (30 KB) took seconds. A line's
+    /// nesting is its markers, and its indentation before them at two columns a list level
+    /// (lines indented ever deeper nested 32 levels each). A thematic break (`* * *`) is left.
     static func boundingNesting(_ markdown: String) -> String {
-        var bytes = Array(markdown.utf8)
+        let bytes = Array(markdown.utf8)
         var escapes: [Int] = []  // offsets to put a backslash before
-        var index = 0
-        while index < bytes.count {
-            var depth = 0
-            var marker = index
-            scan: while marker < bytes.count {
-                switch bytes[marker] {
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") } ?? bytes.count
+            defer { start = end + 1 }
+            if Self.isThematicBreak(bytes[start..<end]) { continue }
+            var position = start
+            var indentation = 0
+            while position < end, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
+                indentation += bytes[position] == UInt8(ascii: "\t") ? 4 - indentation % 4 : 1
+                position += 1
+            }
+            var depth = indentation / 2
+            scan: while position < end {
+                var marker = position  // the byte escaped when this marker is past the bound
+                switch bytes[position] {
                 case UInt8(ascii: " "), UInt8(ascii: "\t"):
-                    marker += 1
+                    position += 1
                     continue scan
                 case UInt8(ascii: ">"):
-                    depth += 1
-                    if depth > nestingLimit { escapes.append(marker); break scan }
-                    marker += 1
-                case UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "+") where Self.isMarkerEnd(bytes, marker + 1):
-                    depth += 1
-                    if depth > nestingLimit { escapes.append(marker); break scan }
-                    marker += 1
+                    position += 1
+                case UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "+") where Self.isSpaceOrEnd(bytes, position + 1, end):
+                    position += 1
                 case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    var end = marker
-                    while end < bytes.count, end - marker < 9, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) { end += 1 }
-                    guard end < bytes.count, bytes[end] == UInt8(ascii: ".") || bytes[end] == UInt8(ascii: ")"), Self.isMarkerEnd(bytes, end + 1) else {
-                        break scan
-                    }
-                    depth += 1
-                    if depth > nestingLimit { escapes.append(end); break scan }
-                    marker = end + 1
+                    var digits = position
+                    while digits < end, digits - position < 9, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[digits]) { digits += 1 }
+                    guard digits < end, bytes[digits] == UInt8(ascii: ".") || bytes[digits] == UInt8(ascii: ")"),
+                        Self.isSpaceOrEnd(bytes, digits + 1, end)
+                    else { break scan }
+                    marker = digits
+                    position = digits + 1
                 default:
                     break scan
                 }
+                depth += 1
+                if depth > nestingLimit {
+                    escapes.append(marker)
+                    break scan
+                }
             }
-            index = (bytes[marker...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count - 1) + 1
         }
         guard !escapes.isEmpty else { return markdown }
-        for offset in escapes.reversed() { bytes.insert(UInt8(ascii: "\\"), at: offset) }
-        return String(decoding: bytes, as: UTF8.self)
+        var bounded = bytes
+        for offset in escapes.reversed() { bounded.insert(UInt8(ascii: "\\"), at: offset) }
+        return String(decoding: bounded, as: UTF8.self)
     }
 
-    /// Whether a list marker ends at `offset`: a space, a tab or the end of the line follows.
-    private static func isMarkerEnd(_ bytes: [UInt8], _ offset: Int) -> Bool {
-        offset == bytes.count || [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(bytes[offset])
+    /// Whether the line at `offset` ends, or a space or tab follows a list marker.
+    private static func isSpaceOrEnd(_ bytes: [UInt8], _ offset: Int, _ end: Int) -> Bool {
+        offset == end || bytes[offset] == UInt8(ascii: " ") || bytes[offset] == UInt8(ascii: "\t")
+    }
+
+    /// Three or more of one of `*`, `-`, `_` and nothing else but white space: `<hr />`.
+    private static func isThematicBreak(_ line: ArraySlice<UInt8>) -> Bool {
+        let marks = line.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        guard marks.count >= 3, let first = marks.first, [UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "_")].contains(first) else { return false }
+        return marks.allSatisfy { $0 == first }
     }
 }

@@ -190,6 +190,27 @@ import Testing
         #expect(!html.contains("<table"))
     }
 
+    /// Ways of writing such a table that a count of delimiter rows missed: a delimiter-like row
+    /// among its rows, lines ended by `\r` alone, a vertical tab in the delimiter row.
+    @Test(arguments: ["|-\n", "", "\r"])
+    func noWayOfWritingTheTableEscapesTheBound(variant: String) {
+        var markdown = String(repeating: "a|", count: 1_000) + "\n" + String(repeating: "-|", count: 1_000) + "\n" + variant
+            + String(repeating: "x\n", count: 1_000)
+        if variant == "\r" { markdown = markdown.replacingOccurrences(of: "\n", with: "\r") }
+        if variant.isEmpty { markdown = markdown.replacingOccurrences(of: "-|", with: "-\u{0B}|") }
+        let html = Markdown.render(markdown).html
+        #expect(html.utf8.count < 4 * markdown.utf8.count, "\(html.utf8.count) bytes")
+    }
+
+    /// cmark-gfm's work on nested brackets grows with their square: past the bracket bound,
+    /// they are text.
+    @Test func tensOfThousandsOfNestedBracketsAreText() {
+        let markdown = String(repeating: "![", count: 25_000) + String(repeating: "[]()", count: 12_500)
+        let html = Markdown.render(markdown).html
+        #expect(!html.contains("<img") && !html.contains("<a "))
+        #expect(html.utf8.count < 2 * markdown.utf8.count)
+    }
+
     @Test func anOrdinaryTableRendersAsATable() {
         let rows = (1...500).map { "| \($0) | \($0 * $0) | `x\($0)` |" }.joined(separator: "\n")
         let html = Markdown.render("| n | square | code |\n|---:|:---|---|\n" + rows + "\n\nAfter.").html
@@ -207,6 +228,19 @@ import Testing
         let opened = ["<blockquote>", "<ul>", "<ol>", "<ol start=\"2\">"].map { html.components(separatedBy: $0).count - 1 }.reduce(0, +)
         #expect(opened == Markdown.nestingLimit)
         #expect(html.utf8.count < 5 * markdown.utf8.count, "each marker past the bound is text: `&gt;` at most")
+    }
+
+    /// Lines indented ever deeper nest a list level per two columns: each line's own markers
+    /// within the bound, they nested 32 levels a line.
+    @Test func nestingBuiltByIndentationStopsAtTheBound() {
+        let lines = (0..<60).map { String(repeating: "\t", count: 16 * $0) + String(repeating: "- ", count: 32) + "x" }
+        let html = Markdown.render(lines.joined(separator: "\n") + String(repeating: "a*", count: 10_000)).html
+        #expect(html.components(separatedBy: "<ul>").count - 1 <= Markdown.nestingLimit)
+    }
+
+    @Test func aThematicBreakOfManyMarksStaysOne() {
+        #expect(Markdown.render(String(repeating: "* ", count: 40)).html == "<hr />\n")
+        #expect(Markdown.render(String(repeating: "- ", count: 40) + "\n\ntext").html == "<hr />\n<p>text</p>\n")
     }
 
     @Test func ordinaryNestingIsUntouched() {
