@@ -5,4 +5,9 @@ extension Date {
     var inWholeMilliseconds: Date {
         Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
+
+    /// A whole millisecond's next one.
+    var oneMillisecondLater: Date {
+        Date(timeIntervalSince1970: ((timeIntervalSince1970 * 1000).rounded() + 1) / 1000)
+    }
 }

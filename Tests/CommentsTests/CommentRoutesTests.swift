@@ -92,21 +92,23 @@ import TestSupport
         }
     }
 
-    /// A comment never sorts before its post's latest: another instance whose clock runs
-    /// ahead stored one later than this instance's now, and the new comment listed before it.
+    /// A comment sorts after its post's latest, by time and by id (the posts service lists a
+    /// post's comments by both): another instance whose clock runs ahead stored one later than
+    /// this instance's now, and the new comment listed before it.
     @Test func aCommentListsAfterOneStampedByAClockThatRunsAhead() async throws {
         try await CommentsTestService.run { service, client in
             let author = try await service.user("Ada")
             let postId = try await service.seedPost(by: author)
+            let ahead = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 + 2) * 1000).rounded(.down) / 1000)
             try await service.database.execute(
                 """
                 INSERT INTO comments (id, post_id, content, author_id, author_name, created_at)
-                VALUES (\(UUID.timeOrderedString()), \(postId), 'ahead', \(author.id), 'Ada', date_trunc('milliseconds', now() + interval '2 seconds'))
+                VALUES (\(UUID.timeOrderedString(at: ahead)), \(postId), 'ahead', \(author.id), 'Ada', \(ahead))
                 """)
             #expect(try await client.postComment(postId, content: "next", as: author).status == .created)
             let listed = try await client.listComments(postId).decode([Comment].self)
             #expect(listed.map(\.content) == ["ahead", "next"])
-            #expect(listed[1].createdAt >= listed[0].createdAt)
+            #expect(listed[1].createdAt > listed[0].createdAt && listed[1].id > listed[0].id)
         }
     }
 

@@ -45,11 +45,12 @@ struct PostgresCommentRepository: CommentRepository {
                    (SELECT max(created_at) FROM comments WHERE post_id = \(post.id)) AS latest
             """)[0]
         if try state.decode("deleted", as: Bool?.self) == true { throw CommentError.postNotFound }
-        // Timed under the lock too, and never before the post's latest comment: one timed before
-        // a wait, or by an instance whose clock runs behind another's, sorted before a comment
-        // that committed first, and an offset page showed that one twice.
-        let createdAt = max(Date().inWholeMilliseconds, try state.decode("latest", as: Date?.self) ?? .distantPast)
-        let comment = Comment(id: UUID.timeOrderedString(), postId: post.id, content: content, author: author, createdAt: createdAt)
+        // Timed under the lock too, and after the post's latest comment, id included: one timed
+        // before a wait, or by an instance whose clock runs behind another's, sorted before a
+        // comment that committed first, and an offset page showed that one twice.
+        let now = Date().inWholeMilliseconds
+        let createdAt = try state.decode("latest", as: Date?.self).map { max(now, $0.oneMillisecondLater) } ?? now
+        let comment = Comment(id: UUID.timeOrderedString(at: createdAt), postId: post.id, content: content, author: author, createdAt: createdAt)
         try await connection.execute(
             """
             INSERT INTO comments (id, post_id, content, author_id, author_name, author_picture, created_at)
