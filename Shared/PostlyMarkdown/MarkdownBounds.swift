@@ -53,7 +53,7 @@ extension Markdown {
         }
         if let start = firstDefinition { longestDefinition = max(longestDefinition, markdown.utf8.count - start) }
         guard brackets * longestDefinition > referenceCopyLimit else { return markdown }
-        return markdown.replacingOccurrences(of: "]:", with: "]\\:")
+        return escaping(UInt8(ascii: ":"), after: UInt8(ascii: "]"), in: markdown)
     }
 
     /// The most cells the tables of one document may have, each row padded to its header's
@@ -68,8 +68,12 @@ extension Markdown {
     /// escapes, which only a long document with a line of many `|` reaches without one.
     static func tableCells(_ markdown: String) -> Int {
         var (lines, pipes, mostPipes) = (1, 0, 0)
+        var previous: UInt8 = 0
         for byte in markdown.utf8 {
+            defer { previous = byte }
             switch byte {
+            case UInt8(ascii: "\n") where previous == UInt8(ascii: "\r"):
+                break
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 lines += 1
                 pipes = 0
@@ -90,7 +94,7 @@ extension Markdown {
     /// `markdown`, or, past `bracketLimit` brackets, `markdown` with every `[` made text.
     static func boundingBrackets(_ markdown: String) -> String {
         guard markdown.utf8.count(where: { $0 == UInt8(ascii: "[") }) > bracketLimit else { return markdown }
-        return markdown.replacingOccurrences(of: "[", with: "\\[")
+        return escaping(UInt8(ascii: "["), in: markdown)
     }
 
     /// The deepest a line's block quotes and list items may nest.
@@ -98,9 +102,10 @@ extension Markdown {
 
     /// `markdown` with the container markers that open a line escaped past `nestingLimit`, so
     /// the rest of the line is text: cmark-gfm's work on a line grows with its nesting times its
-    /// emphasis delimiters, and 10,000 `>` before 10,000 `a*` (30 KB) took seconds. A line's
-    /// nesting is its markers, and its indentation before them at two columns a list level
-    /// (lines indented ever deeper nested 32 levels each). A thematic break (`* * *`) is left.
+    /// inline content, and 10,000 `>` before 10,000 `a*` (30 KB) took seconds. A line's nesting
+    /// is its markers, and its white space among them past one column a marker, at two columns
+    /// a list level (lines indented ever deeper nested 32 levels each). A thematic break
+    /// (`* * *`) is left.
     static func boundingNesting(_ markdown: String) -> String {
         let bytes = Array(markdown.utf8)
         var escapes: [Int] = []  // offsets to put a backslash before
@@ -110,21 +115,17 @@ extension Markdown {
             defer { start = end + 1 }
             if Self.isThematicBreak(bytes[start..<end]) { continue }
             var position = start
-            var indentation = 0
-            while position < end, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
-                indentation += bytes[position] == UInt8(ascii: "\t") ? 4 - indentation % 4 : 1
-                position += 1
-            }
-            var depth = indentation / 2
+            var (column, whiteSpace, markers) = (0, 0, 0)
             scan: while position < end {
                 var marker = position  // the byte escaped when this marker is past the bound
                 switch bytes[position] {
                 case UInt8(ascii: " "), UInt8(ascii: "\t"):
-                    position += 1
+                    let width = bytes[position] == UInt8(ascii: "\t") ? 4 - column % 4 : 1
+                    (column, whiteSpace, position) = (column + width, whiteSpace + width, position + 1)
                     continue scan
                 case UInt8(ascii: ">"):
                     position += 1
-                case UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "+") where Self.isSpaceOrEnd(bytes, position + 1, end):
+                case let byte where [UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "+")].contains(byte) && Self.isSpaceOrEnd(bytes, position + 1, end):
                     position += 1
                 case UInt8(ascii: "0")...UInt8(ascii: "9"):
                     var digits = position
@@ -133,21 +134,45 @@ extension Markdown {
                         Self.isSpaceOrEnd(bytes, digits + 1, end)
                     else { break scan }
                     marker = digits
+                    column += digits - position
                     position = digits + 1
                 default:
                     break scan
                 }
-                depth += 1
-                if depth > nestingLimit {
+                column += 1
+                markers += 1
+                if markers + max(0, whiteSpace - markers) / 2 > nestingLimit {
                     escapes.append(marker)
                     break scan
                 }
             }
         }
         guard !escapes.isEmpty else { return markdown }
-        var bounded = bytes
-        for offset in escapes.reversed() { bounded.insert(UInt8(ascii: "\\"), at: offset) }
+        var bounded: [UInt8] = []
+        bounded.reserveCapacity(bytes.count + escapes.count)
+        var copied = 0
+        for offset in escapes {
+            bounded += bytes[copied..<offset]
+            bounded.append(UInt8(ascii: "\\"))
+            copied = offset
+        }
+        bounded += bytes[copied...]
         return String(decoding: bounded, as: UTF8.self)
+    }
+
+    /// `markdown` with a backslash before each `byte` (that follows `previous`, when given),
+    /// byte by byte: a `String` replacement compares characters, and a combining mark after the
+    /// byte made it part of another character, which cmark still read as the byte.
+    static func escaping(_ byte: UInt8, after previous: UInt8? = nil, in markdown: String) -> String {
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(markdown.utf8.count + markdown.utf8.count / 8)
+        var last: UInt8 = 0
+        for current in markdown.utf8 {
+            if current == byte, previous == nil || previous == last { escaped.append(UInt8(ascii: "\\")) }
+            escaped.append(current)
+            last = current
+        }
+        return String(decoding: escaped, as: UTF8.self)
     }
 
     /// Whether the line at `offset` ends, or a space or tab follows a list marker.

@@ -204,11 +204,28 @@ import Testing
 
     /// cmark-gfm's work on nested brackets grows with their square: past the bracket bound,
     /// they are text.
-    @Test func tensOfThousandsOfNestedBracketsAreText() {
-        let markdown = String(repeating: "![", count: 25_000) + String(repeating: "[]()", count: 12_500)
+    /// A combining mark after the bracket makes it part of another character, which a `String`
+    /// replacement left alone and cmark still read as a bracket.
+    @Test(arguments: ["", "\u{301}"])
+    func tensOfThousandsOfNestedBracketsAreText(mark: String) {
+        let markdown = String(repeating: "![" + mark, count: 25_000) + String(repeating: "[" + mark + "]()", count: 12_500)
         let html = Markdown.render(markdown).html
         #expect(!html.contains("<img") && !html.contains("<a "))
         #expect(html.utf8.count < 2 * markdown.utf8.count)
+    }
+
+    /// The same for a reference definition's `]:`.
+    @Test func aCombiningMarkDoesNotHideAReferenceDefinition() {
+        let markdown = "[a]:\u{301}" + String(repeating: "x", count: 60_000) + "\n\n" + String(repeating: "[a]", count: 4_990)
+        #expect(Markdown.render(markdown).html.utf8.count < 2 * markdown.utf8.count)
+    }
+
+    /// A delimiter row without a leading `|` whose first column is many dashes is a table's,
+    /// not 40 list markers.
+    @Test func aTableWithAWideFirstColumnRendersAsATable() {
+        let dashes = String(repeating: "-", count: 40)
+        let html = Markdown.render("Name | Value\n\(dashes)|------\na | 1\nb | 2\n").html
+        #expect(html.contains("<table>") && html.components(separatedBy: "<tr>").count - 1 == 3)
     }
 
     @Test func anOrdinaryTableRendersAsATable() {
@@ -232,8 +249,9 @@ import Testing
 
     /// Lines indented ever deeper nest a list level per two columns: each line's own markers
     /// within the bound, they nested 32 levels a line.
-    @Test func nestingBuiltByIndentationStopsAtTheBound() {
-        let lines = (0..<60).map { String(repeating: "\t", count: 16 * $0) + String(repeating: "- ", count: 32) + "x" }
+    @Test(arguments: ["", "> "])
+    func nestingBuiltByIndentationStopsAtTheBound(quote: String) {
+        let lines = (0..<60).map { quote + String(repeating: "\t", count: 16 * $0) + String(repeating: "- ", count: 31) + "x" }
         let html = Markdown.render(lines.joined(separator: "\n") + String(repeating: "a*", count: 10_000)).html
         #expect(html.components(separatedBy: "<ul>").count - 1 <= Markdown.nestingLimit)
     }
