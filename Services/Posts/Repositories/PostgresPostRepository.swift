@@ -264,8 +264,9 @@ public struct PostgresPostRepository: PostRepository {
     }
 
     /// Claims `base` in the slugs table, else keeps a slug of that base the post has already
-    /// (`base` itself first), else claims `base-N` with N from the base's counter (`slug_suffixes`; the 5,001st "Test"
-    /// tried 10,000 statements before it). The primary key decides: two posts never get one slug.
+    /// (`base` itself first), else claims `base-N` with N from the base's counter
+    /// (`slug_suffixes`; the 5,001st "Test" tried 10,000 statements before it). The primary key
+    /// decides: two posts never get one slug.
     private static let slugSuffixes = SuffixCounter(table: "slug_suffixes")
 
     func claimSlug(_ base: String, fallback: String, for postId: String, in connection: DatabaseConnection) async throws -> String {
