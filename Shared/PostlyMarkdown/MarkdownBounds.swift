@@ -160,16 +160,19 @@ extension Markdown {
         return String(decoding: bounded, as: UTF8.self)
     }
 
-    /// `markdown` with a backslash before each `byte` (that follows `previous`, when given),
-    /// byte by byte: a `String` replacement compares characters, and a combining mark after the
-    /// byte made it part of another character, which cmark still read as the byte.
+    /// `markdown` with a backslash before each `byte` (that follows `previous`, when given) not
+    /// already escaped, byte by byte: a `String` replacement compares characters, and a
+    /// combining mark after the byte made it part of another character, which cmark still read
+    /// as the byte. A second backslash would make an escaped byte live again (`\\[`).
     static func escaping(_ byte: UInt8, after previous: UInt8? = nil, in markdown: String) -> String {
         var escaped: [UInt8] = []
         escaped.reserveCapacity(markdown.utf8.count + markdown.utf8.count / 8)
         var last: UInt8 = 0
+        var isEscaped = false  // after an odd run of backslashes
         for current in markdown.utf8 {
-            if current == byte, previous == nil || previous == last { escaped.append(UInt8(ascii: "\\")) }
+            if current == byte, !isEscaped, previous == nil || previous == last { escaped.append(UInt8(ascii: "\\")) }
             escaped.append(current)
+            isEscaped = current == UInt8(ascii: "\\") && !isEscaped
             last = current
         }
         return String(decoding: escaped, as: UTF8.self)

@@ -214,6 +214,15 @@ import Testing
         #expect(html.utf8.count < 2 * markdown.utf8.count)
     }
 
+    /// A bracket its writer escaped stays text past the bound: a second backslash turned
+    /// `\[x](y)` into `\\[x](y)`, a backslash and a link.
+    @Test func anEscapedBracketPastTheBoundStaysText() {
+        let markdown = String(repeating: "[", count: 5_001) + "\n\nSee \\[x](y) here."
+        let html = Markdown.render(markdown).html
+        #expect(!html.contains("<a "))
+        #expect(html.contains("<p>See [x](y) here.</p>"))
+    }
+
     /// The same for a reference definition's `]:`.
     @Test func aCombiningMarkDoesNotHideAReferenceDefinition() {
         let markdown = "[a]:\u{301}" + String(repeating: "x", count: 60_000) + "\n\n" + String(repeating: "[a]", count: 4_990)
