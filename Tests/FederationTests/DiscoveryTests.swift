@@ -32,6 +32,22 @@ import TestSupport
         }
     }
 
+    /// The making of a pair is shared, so it keeps no caller's deadline: the first caller's
+    /// passing while the pair was made failed every caller waiting on it.
+    @Test func aPairOutlivesTheDeadlineOfItsFirstCaller() async throws {
+        try await TestDatabase.with(poolSize: 4) { database in
+            try await schema.apply(to: database)
+            let keys = ActorKeys(database: database) {
+                Thread.sleep(forTimeInterval: 0.3)
+                return try ActorKeyPair.generate()
+            }
+            async let first = Database.$deadline.withValue(.now + .milliseconds(50)) { try await keys.keyPair(of: "ada") }
+            try await Task.sleep(for: .milliseconds(10))
+            let second = try await keys.keyPair(of: "ada")
+            #expect(try await first.publicKeyPEM == second.publicKeyPEM)
+        }
+    }
+
     @Test func webfingerFindsAnAuthorByHandleAndById() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1, registered: true))

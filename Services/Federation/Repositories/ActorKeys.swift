@@ -22,7 +22,9 @@ final class ActorKeys: Sendable {
     func keyPair(of actorId: String) async throws -> ActorKeyPair {
         let pair = pairs.withLock { pairs in
             if let pair = pairs[actorId] { return pair }
-            let pair = Task { try await self.storedOrMade(actorId) }
+            // Detached: the making is every waiter's, so it keeps none's task-locals (the
+            // first caller's passing `Database.deadline` failed them all).
+            let pair = Task.detached { try await self.storedOrMade(actorId) }
             pairs[actorId] = pair
             return pair
         }
