@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PostlyPostgres
-import Synchronization
 import Testing
 import TestSupport
 
@@ -217,31 +216,4 @@ private func withFrozenBackendDatabase(
 /// The process serving the connection that `query` runs on.
 private func backendPID(_ query: (SQL) async throws -> [Row]) async throws -> pid_t {
     try await query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: pid_t.self)
-}
-
-/// One stopped PostgreSQL backend, resumed by `resumeAndWaitForItsEnd` or a while (10 s unless
-/// told) after it was stopped.
-private final class FrozenBackend: Sendable {
-    private let state = Mutex<(pid: pid_t?, timer: Task<Void, Never>?)>((nil, nil))
-
-    func stop(_ pid: pid_t, resumingAfter delay: Duration = .seconds(10)) throws {
-        // Only ever a PostgreSQL process of this machine's test server.
-        let command = try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
-        try #require(command.hasPrefix("postgres"), "process \(pid) is \(command)")
-        try #require(kill(pid, SIGSTOP) == 0)
-        let timer = Task {
-            guard (try? await Task.sleep(for: delay)) != nil else { return }
-            kill(pid, SIGCONT)
-        }
-        state.withLock { $0 = (pid, timer) }
-    }
-
-    /// Resumes the backend, which ends once it finds its client gone.
-    func resumeAndWaitForItsEnd() async {
-        let (pid, timer) = state.withLock { $0 }
-        timer?.cancel()
-        guard let pid else { return }
-        kill(pid, SIGCONT)
-        _ = try? await eventually { kill(pid, 0) != 0 }
-    }
 }

@@ -120,6 +120,42 @@ import TestSupport
         }
     }
 
+    /// A flush that committed while its COMMIT's answer never came (the server froze during
+    /// the commit) is settled as written: it was kept for the next flush, and counted twice.
+    @Test func aFlushWhoseCommitAnswerWasLostCountsItsViewsOnce() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            var configuration = api.database.configuration
+            configuration.answerTimeout = .seconds(1)
+            let pool = Database(configuration: configuration, logger: testLogger)
+            let counter = ViewCounter(repository: PostgresPostRepository(database: pool), interval: .seconds(3600), logger: testLogger)
+            for _ in 0..<5 { counter.record(post.id) }
+            // The COMMIT takes a second, in which its backend is stopped for three.
+            try await api.database.slowCommits(of: "posts")
+            let backend = FrozenBackend()
+            let committing = Task {
+                try await eventually(within: .seconds(10)) {
+                    let rows = try await api.database.query(
+                        """
+                        SELECT pid FROM pg_stat_activity
+                        WHERE datname = current_database() AND query = 'COMMIT' AND wait_event = 'PgSleep'
+                        """)
+                    guard let pid = try rows.first?.decode("pid", as: pid_t.self) else { return false }
+                    try backend.stop(pid, resumingAfter: .seconds(3))
+                    return true
+                }
+            }
+            await counter.flush()
+            #expect(try await committing.value, "the flush's COMMIT was frozen")
+            await counter.flush()
+            #expect(counter.unwritten(post.id) == 0)
+            #expect(try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 5)
+            await backend.resumeAndWaitForItsEnd()
+            await pool.close()
+        }
+    }
+
     @Test func viewsCountedBeforeAGracefulShutdownAreWritten() async throws {
         let postId = Mutex<String>("")
         try await withPostsService(viewFlushInterval: .seconds(3600), afterShutdown: { database in

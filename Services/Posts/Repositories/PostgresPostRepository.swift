@@ -321,12 +321,21 @@ public struct PostgresPostRepository: PostRepository {
         let ids = views.keys.sorted()
         let counts = ids.map { views[$0, default: 0] }
         let rows = try await database.retryingTransaction { connection in
-            try await connection.query(
+            let rows = try await connection.query(
                 """
                 UPDATE posts SET views = posts.views + v.count
                 FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
-                RETURNING posts.id, posts.views
+                RETURNING posts.id, posts.views, pg_current_xact_id()::text AS transaction_id
                 """)
+            // A COMMIT whose answer is lost is settled, not written again (the views twice). The
+            // evidence is a total at least ours: views only grow, so short of it ours is not in.
+            if let first = rows.first {
+                let id: String = try first.decode("id"), views = try first.decode("views", as: Int.self)
+                connection.noteTransactionId(
+                    try first.decode("transaction_id"),
+                    evidence: "SELECT EXISTS (SELECT 1 FROM posts WHERE id = \(id) AND views >= \(views))::text AS present")
+            }
+            return rows
         }
         model.viewsWritten(Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("id", as: String.self), try $0.decode("views", as: Int.self)) }))
     }
