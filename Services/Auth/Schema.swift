@@ -74,4 +74,11 @@ let schema = Migrations([
             -- the first: nothing records a replay.
             ALTER TABLE refresh_tokens DROP COLUMN replayed_at;
             """),
+    Migration(
+        version: 9, name: "refresh tokens that name their session",
+        sql: """
+            -- Such a token's row goes once it is spent past the grace: presented again, the session
+            -- it names is revoked all the same. Tokens issued before keep their rows until they expire.
+            ALTER TABLE refresh_tokens ADD COLUMN names_session boolean NOT NULL DEFAULT false;
+            """),
 ])

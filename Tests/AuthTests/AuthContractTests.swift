@@ -249,6 +249,73 @@ import Testing
         }
     }
 
+    /// A client refreshing in a loop kept a row per refresh, for the tokens' 30 days. A token
+    /// names its session, so its row goes once it is spent past the grace, and presenting it
+    /// again still revokes the session.
+    @Test func aSessionRefreshedManyTimesKeepsItsLiveTokenAndAnOldOneStillRevokes() async throws {
+        try await AuthTestHarness.run(configure: { $0.refreshReplayGrace = .zero }) { auth async throws in
+            let first = try await auth.registered()
+            var latest = first
+            for _ in 0..<20 { latest = try await auth.refresh(latest.refreshToken).session() }
+            let sessionId = try #require(Self.claims(of: first.accessToken)["sid"] as? String)
+            let rows = try await auth.database.query("SELECT count(*) FROM refresh_tokens WHERE session_id = \(sessionId)")
+            #expect(try rows[0].decode(0, as: Int64.self) == 2, "the live token, and the one spent by the last refresh")
+
+            #expect(try await auth.refresh(first.refreshToken).status == .unauthorized)
+            #expect(try await auth.check(latest.accessToken).status == .unauthorized, "the session is revoked")
+            #expect(try await auth.refresh(latest.refreshToken).status == .unauthorized)
+        }
+    }
+
+    /// A token's secret alone, or under a name that is no session's, is refused and revokes
+    /// nothing: the secret alone rotated the session, and its kept answer, sealed with what was
+    /// presented, then failed the holder's retry with 500; a NUL in the name answered 400.
+    @Test func aSecretAloneOrUnderAnotherNameIsRefusedAndRevokesNothing() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let ada = try await auth.registered()
+            let secret = try #require(ada.refreshToken.split(separator: ".").last)
+            let session = try #require(Self.claims(of: ada.accessToken)["sid"] as? String)
+            for forged in [String(secret), "\(UUID().uuidString.lowercased()).\(secret)", "\u{0}.\(secret)", "\(session.uppercased()).\(secret)"] {
+                #expect(try await auth.refresh(forged).status == .unauthorized, "\(forged)")
+            }
+            #expect(try await auth.check(ada.accessToken).status == .ok)
+            #expect(try await auth.refresh(ada.refreshToken).status == .ok)
+        }
+    }
+
+    /// Within the grace a spent token still answers its pair after its successor was spent in
+    /// turn (a second tab, behind): its row stays for the grace.
+    @Test func aTokenSpentWithinTheGraceAnswersItsPairAfterTheSessionMovedOn() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            let first = try await auth.registered()
+            let second = try await auth.refresh(first.refreshToken).session()
+            let third = try await auth.refresh(second.refreshToken).session()
+            let again = try await auth.refresh(first.refreshToken).session()
+            #expect(again.refreshToken == second.refreshToken && again.accessToken == second.accessToken)
+            #expect(try await auth.check(third.accessToken).status == .ok, "the session lives on")
+        }
+    }
+
+    /// A token issued before tokens named their session (a secret alone) still rotates, and
+    /// its row stays: presented again later, it revokes the session.
+    @Test func aTokenOfTheEarlierFormRotatesAndStillRevokesLater() async throws {
+        try await AuthTestHarness.run(configure: { $0.refreshReplayGrace = .zero }) { auth async throws in
+            let ada = try await auth.registered()
+            let sessionId = try #require(Self.claims(of: ada.accessToken)["sid"] as? String)
+            let earlier = "an-opaque-token-of-the-earlier-form-\(UUID().uuidString)"
+            try await auth.database.execute(
+                """
+                INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
+                VALUES (sha256(convert_to(\(earlier), 'UTF8')), \(sessionId), now() + interval '1 day')
+                """)
+            var latest = try await auth.refresh(earlier).session()
+            #expect(latest.refreshToken.hasPrefix(sessionId + "."))
+            for _ in 0..<3 { latest = try await auth.refresh(latest.refreshToken).session() }
+            #expect(try await auth.refresh(earlier).status == .unauthorized)
+            #expect(try await auth.check(latest.accessToken).status == .unauthorized, "the session is revoked")
+        }
+    }
+
     @Test func unknownOrMissingRefreshTokensAreRefused() async throws {
         try await AuthTestHarness.run { auth async throws in
             #expect(try await auth.refresh("not-a-token").status == .unauthorized)

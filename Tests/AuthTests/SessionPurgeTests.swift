@@ -32,7 +32,7 @@ import Testing
             func sessions(of user: AuthSession) async throws -> Int64 {
                 try await count("SELECT count(*) FROM sessions WHERE user_id = \(user.user.userId)")
             }
-            #expect(try await tokens(of: live) == 2, "the spent token stays until it expires")
+            #expect(try await tokens(of: live) == 2, "the spent token stays until the session's next refresh")
             #expect(try await count("SELECT count(*) FROM refresh_tokens WHERE answer IS NOT NULL") == 0)
             #expect(try await sessions(of: expired) == 0)
             #expect(try await tokens(of: expired) == 0)

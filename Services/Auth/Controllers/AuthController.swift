@@ -117,20 +117,22 @@ struct AuthController {
             throw APIError.invalidFields(["refreshToken": "must not be empty"])
         }
         let now = Date()
-        let nextToken = RefreshToken.generate()
-        let next = RefreshTokenRecord(hash: RefreshToken.hash(nextToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime))
+        let nextSecret = RefreshToken.secret()
+        let next = RefreshTokenRecord(secret: nextSecret, expiresAt: now.addingTimeInterval(refreshTokenLifetime))
         let accessExpiresAt = now.addingTimeInterval(accessTokenLifetime)
-        let presentedHash = RefreshToken.hash(presented)
+        let token = RefreshToken.presented(presented)
         enum Answer { case session(AuthSession), reused(SessionRevocation), invalid }
         let answer = try await writes.write { transaction -> Answer in
             switch try await accounts.refresh(
-                tokenHash: presentedHash, next: next, accessExpiresAt: accessExpiresAt, replayWithin: refreshReplayGrace, in: transaction)
+                token, next: next, accessExpiresAt: accessExpiresAt, replayWithin: refreshReplayGrace, in: transaction)
             {
             case .rotated(let user, let sessionId):
                 // Signed and kept before the commit: a second refresh with the token waits for it.
                 let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
-                let session = AuthSession(accessToken: access.token, refreshToken: nextToken, expiresIn: Int(accessTokenLifetime), user: user)
-                try await accounts.keepAnswer(try RefreshReplay.seal(session, with: presented), ofSpent: presentedHash, in: transaction)
+                let session = AuthSession(
+                    accessToken: access.token, refreshToken: RefreshToken.token(session: sessionId, secret: nextSecret),
+                    expiresIn: Int(accessTokenLifetime), user: user)
+                try await accounts.keepAnswer(try RefreshReplay.seal(session, with: presented), ofSpent: token.hash, in: transaction)
                 return .session(session)
             case .replayed(let sealed):
                 return .session(try RefreshReplay.open(sealed, with: presented))
@@ -184,14 +186,16 @@ struct AuthController {
     private func startSession(_ start: (NewSession) async throws -> User) async throws -> AuthSession {
         let now = Date()
         let sessionId = UUID().uuidString.lowercased()
-        let refreshToken = RefreshToken.generate()
+        let secret = RefreshToken.secret()
         let session = NewSession(
             id: sessionId,
-            refreshToken: RefreshTokenRecord(hash: RefreshToken.hash(refreshToken), expiresAt: now.addingTimeInterval(refreshTokenLifetime)),
+            refreshToken: RefreshTokenRecord(secret: secret, expiresAt: now.addingTimeInterval(refreshTokenLifetime)),
             accessExpiresAt: now.addingTimeInterval(accessTokenLifetime))
         let user = try await start(session)
         let access = try await signer.accessToken(userId: user.userId, sessionId: sessionId, name: user.name, now: now)
-        return AuthSession(accessToken: access.token, refreshToken: refreshToken, expiresIn: Int(accessTokenLifetime), user: user)
+        return AuthSession(
+            accessToken: access.token, refreshToken: RefreshToken.token(session: sessionId, secret: secret),
+            expiresIn: Int(accessTokenLifetime), user: user)
     }
 
     /// The client for limits per address: the hop our gateway appended to `X-Forwarded-For`

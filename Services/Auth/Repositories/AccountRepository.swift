@@ -36,10 +36,17 @@ public struct GoogleSignIn: Sendable {
     public var revokedSessions: [SessionRevocation]
 }
 
-/// A new session's refresh token, stored only as its hash.
+/// A new refresh token: its secret, which the session it is stored for names (the token is
+/// `RefreshToken.token(session:secret:)`, stored only as its hash).
 public struct RefreshTokenRecord: Sendable {
-    public var hash: [UInt8]
+    public var secret: String
     public var expiresAt: Date
+}
+
+/// A refresh token as presented: the session it names, if it names one, and its hash.
+public struct PresentedRefreshToken: Sendable {
+    public var sessionId: String?
+    public var hash: [UInt8]
 }
 
 /// What presenting a refresh token did.
@@ -48,7 +55,8 @@ public enum RefreshOutcome: Sendable {
     case rotated(user: User, sessionId: String)
     /// The token was spent moments ago and asks once more: the answer kept then (`keepAnswer`).
     case replayed(sealedAnswer: [UInt8])
-    /// The token was spent already: it was stolen or replayed, so its session was revoked.
+    /// The token was spent already (or names a live session and is not its own): it was stolen
+    /// or replayed, so its session was revoked.
     case reused(SessionRevocation)
     /// Unknown, expired, or of a revoked session.
     case invalid
@@ -73,9 +81,12 @@ public protocol AccountRepository: Sendable {
     /// to another Google subject.
     func signIn(google: GoogleIdentity, session: NewSession, in transaction: WriteTransaction) async throws -> GoogleSignIn
     /// Spends a refresh token and stores its successor. A token spent less than `replayWithin`
-    /// ago answers, once, the answer kept with it; any other spent token revokes its session.
+    /// ago answers the answer kept with it; any other spent token revokes its session, and so
+    /// does an unknown one that names a live session (its row goes once it is spent past
+    /// `replayWithin`).
     func refresh(
-        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration, in transaction: WriteTransaction
+        _ token: PresentedRefreshToken, next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration,
+        in transaction: WriteTransaction
     ) async throws -> RefreshOutcome
     /// Keeps the (sealed) answer of the refresh that spent the token, for its replay.
     func keepAnswer(_ sealedAnswer: [UInt8], ofSpent tokenHash: [UInt8], in transaction: WriteTransaction) async throws

@@ -106,20 +106,30 @@ public struct PostgresAccountRepository: AccountRepository {
     }
 
     public func refresh(
-        tokenHash: [UInt8], next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration, in transaction: WriteTransaction
+        _ token: PresentedRefreshToken, next: RefreshTokenRecord, accessExpiresAt: Date, replayWithin grace: Duration,
+        in transaction: WriteTransaction
     ) async throws -> RefreshOutcome {
         let connection = transaction.connection
+        let tokenHash = token.hash
+        let graceSeconds = Int(grace.components.seconds)
         // A second refresh with the token waits here for the first to commit, and then sees it spent.
         let rows = try await connection.query(
             """
             SELECT r.session_id, r.expires_at, r.spent_at, r.answer,
-                r.spent_at > clock_timestamp() - \(Int(grace.components.seconds)) * interval '1 second' AS in_grace,
+                r.spent_at > clock_timestamp() - \(graceSeconds) * interval '1 second' AS in_grace,
                 s.user_id, s.revoked_at, s.access_expires_at
             FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
             WHERE r.token_hash = \(tokenHash)
             FOR UPDATE
             """)
-        guard let row = rows.first else { return .invalid }
+        guard let row = rows.first else {
+            // Spent and gone, or never issued: whoever holds the session's tokens may be a thief.
+            guard let sessionId = token.sessionId,
+                let session = try await connection.query("SELECT user_id FROM sessions WHERE id = \(sessionId)").first,
+                let revocation = try await Self.revoke(sessionId: sessionId, userId: try session.decode("user_id"), in: transaction)
+            else { return .invalid }
+            return .reused(revocation)
+        }
         let sessionId: String = try row.decode("session_id")
         let userId: String = try row.decode("user_id")
         guard row.isNull("revoked_at") else { return .invalid }
@@ -135,13 +145,16 @@ public struct PostgresAccountRepository: AccountRepository {
             return .reused(revocation)
         }
         guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
-        // The clock, not the transaction's start: the grace is measured from the moment it was spent.
-        try await connection.execute("UPDATE refresh_tokens SET spent_at = clock_timestamp() WHERE token_hash = \(tokenHash)")
+        // A token that names its session needs no row once spent past the grace: the session
+        // keeps its live token and those spent within the grace, however often it refreshes.
         try await connection.execute(
             """
-            INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
-            VALUES (\(next.hash), \(sessionId), \(next.expiresAt))
+            DELETE FROM refresh_tokens
+            WHERE session_id = \(sessionId) AND names_session AND spent_at < clock_timestamp() - \(graceSeconds) * interval '1 second'
             """)
+        // The clock, not the transaction's start: the grace is measured from the moment it was spent.
+        try await connection.execute("UPDATE refresh_tokens SET spent_at = clock_timestamp() WHERE token_hash = \(tokenHash)")
+        try await Self.insert(next, of: sessionId, in: connection)
         try await connection.execute(
             """
             UPDATE sessions SET access_expires_at = GREATEST(access_expires_at, \(accessExpiresAt))
@@ -153,7 +166,8 @@ public struct PostgresAccountRepository: AccountRepository {
     /// Deletes what no request can use any more: refresh tokens past their expiry or of a
     /// revoked session, the answers kept of tokens spent before the replay grace, and sessions
     /// whose every access token has expired and that have no refresh token left. A spent
-    /// token stays until it expires: presented again, it reveals a theft.
+    /// token of the earlier form (naming no session) stays until it expires: presented again,
+    /// it reveals a theft. One that names its session goes at the session's next refresh.
     public func purgeExpiredSessions(replayGrace grace: Duration) async throws {
         try await database.retryingTransaction { connection in
             try await connection.execute(
@@ -242,10 +256,16 @@ public struct PostgresAccountRepository: AccountRepository {
     static func insert(_ session: NewSession, userId: String, in connection: DatabaseConnection) async throws {
         try await connection.execute(
             "INSERT INTO sessions (id, user_id, access_expires_at) VALUES (\(session.id), \(userId), \(session.accessExpiresAt))")
+        try await insert(session.refreshToken, of: session.id, in: connection)
+    }
+
+    /// A refresh token of the session, which names it.
+    static func insert(_ token: RefreshTokenRecord, of sessionId: String, in connection: DatabaseConnection) async throws {
+        let hash = RefreshToken.hash(RefreshToken.token(session: sessionId, secret: token.secret))
         try await connection.execute(
             """
-            INSERT INTO refresh_tokens (token_hash, session_id, expires_at)
-            VALUES (\(session.refreshToken.hash), \(session.id), \(session.refreshToken.expiresAt))
+            INSERT INTO refresh_tokens (token_hash, session_id, expires_at, names_session)
+            VALUES (\(hash), \(sessionId), \(token.expiresAt), true)
             """)
     }
 
