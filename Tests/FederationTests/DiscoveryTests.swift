@@ -37,12 +37,14 @@ import TestSupport
     @Test func aPairOutlivesTheDeadlineOfItsFirstCaller() async throws {
         try await TestDatabase.with(poolSize: 4) { database in
             try await schema.apply(to: database)
+            let making = Locked(false)
             let keys = ActorKeys(database: database) {
+                making.withLock { $0 = true }
                 Thread.sleep(forTimeInterval: 0.3)
                 return try ActorKeyPair.generate()
             }
             async let first = Database.$deadline.withValue(.now + .milliseconds(50)) { try await keys.keyPair(of: "ada") }
-            try await Task.sleep(for: .milliseconds(10))
+            #expect(try await eventually { making.value }, "the first caller started the making")
             let second = try await keys.keyPair(of: "ada")
             #expect(try await first.publicKeyPEM == second.publicKeyPEM)
         }

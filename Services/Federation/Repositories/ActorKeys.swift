@@ -12,6 +12,9 @@ final class ActorKeys: Sendable {
     /// pair each, a tenth of a second of a shared thread apiece, and kept one.
     private let pairs = Mutex<[String: Task<ActorKeyPair, any Error>]>([:])
 
+    /// The longest the reading or making of a pair may take, well within a request's.
+    static let makingTime = Duration.seconds(10)
+
     init(database: Database, generate: @escaping @Sendable () throws -> ActorKeyPair = ActorKeyPair.generate) {
         self.database = database
         self.generate = generate
@@ -22,9 +25,11 @@ final class ActorKeys: Sendable {
     func keyPair(of actorId: String) async throws -> ActorKeyPair {
         let pair = pairs.withLock { pairs in
             if let pair = pairs[actorId] { return pair }
-            // Detached: the making is every waiter's, so it keeps none's task-locals (the
-            // first caller's passing `Database.deadline` failed them all).
-            let pair = Task.detached { try await self.storedOrMade(actorId) }
+            // The making is every waiter's, so it has a deadline of its own: the first caller's
+            // passing had failed them all.
+            let pair = Task {
+                try await Database.$deadline.withValue(.now + Self.makingTime) { try await self.storedOrMade(actorId) }
+            }
             pairs[actorId] = pair
             return pair
         }
