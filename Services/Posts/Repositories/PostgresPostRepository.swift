@@ -328,12 +328,18 @@ public struct PostgresPostRepository: PostRepository {
                 RETURNING posts.id, posts.views, pg_current_xact_id()::text AS transaction_id
                 """)
             // A COMMIT whose answer is lost is settled, not written again (the views twice). The
-            // evidence is a total at least ours: views only grow, so short of it ours is not in.
+            // evidence is a post whose total is at least ours: views only grow, so short of it
+            // ours is not in (any of the batch's posts, as one may be deleted meanwhile).
             if let first = rows.first {
-                let id: String = try first.decode("id"), views = try first.decode("views", as: Int.self)
+                let written = try rows.map { (id: try $0.decode("id", as: String.self), views: try $0.decode("views", as: Int.self)) }
                 connection.noteTransactionId(
                     try first.decode("transaction_id"),
-                    evidence: "SELECT EXISTS (SELECT 1 FROM posts WHERE id = \(id) AND views >= \(views))::text AS present")
+                    evidence: """
+                        SELECT EXISTS (
+                            SELECT 1 FROM unnest(\(written.map(\.id))::text[], \(written.map(\.views))::bigint[]) AS v(id, views)
+                            JOIN posts USING (id) WHERE posts.views >= v.views
+                        )::text AS present
+                        """)
             }
             return rows
         }
