@@ -147,10 +147,13 @@ public struct PostgresAccountRepository: AccountRepository {
         guard try row.decode("expires_at", as: Date.self) > Date() else { return .invalid }
         // A token that names its session needs no row once spent past the grace: the session
         // keeps its live token and those spent within the grace, however often it refreshes.
+        // One presented at this moment holds its row (skipped): waiting for it deadlocked.
         try await connection.execute(
             """
-            DELETE FROM refresh_tokens
-            WHERE session_id = \(sessionId) AND names_session AND spent_at < clock_timestamp() - \(graceSeconds) * interval '1 second'
+            DELETE FROM refresh_tokens WHERE token_hash IN (
+                SELECT token_hash FROM refresh_tokens
+                WHERE session_id = \(sessionId) AND names_session AND spent_at < clock_timestamp() - \(graceSeconds) * interval '1 second'
+                FOR UPDATE SKIP LOCKED)
             """)
         // The clock, not the transaction's start: the grace is measured from the moment it was spent.
         try await connection.execute("UPDATE refresh_tokens SET spent_at = clock_timestamp() WHERE token_hash = \(tokenHash)")
