@@ -52,6 +52,20 @@ import Testing
         return d[a.count][b.count]
     }
 
+    /// Past the limit, the closest corrections are kept: the word itself, then one typo away,
+    /// then two, alphabetically among equals.
+    @Test func correctionsPastTheLimitAreTheClosest() {
+        let word = "qqqqqqqqq"
+        let oneAway = (0..<9).map { String(word.prefix($0)) + "a" + String(word.dropFirst($0 + 1)) }
+        let twoAway = (0..<9).flatMap { i in (i + 1..<9).map { j in
+            String(word.enumerated().map { $0.offset == i || $0.offset == j ? "b" : $0.element })
+        } }
+        let lexicon = LexiconWords([word] + oneAway + twoAway)
+        #expect(lexicon.corrections(of: word, maxEdits: 2).count == 1 + 9 + 36)
+        let closest = lexicon.corrections(of: word, maxEdits: 2, limit: 12)
+        #expect(closest == [word] + oneAway.sorted() + twoAway.sorted().prefix(2))
+    }
+
     @Test func noTyposMeansExactOnly() {
         #expect(lexicon.corrections(of: "tame", maxEdits: 0) == ["tame"])
         #expect(lexicon.corrections(of: "tome", maxEdits: 0).isEmpty)
@@ -74,10 +88,10 @@ import Testing
     @Test func aRememberedLookupSeesTheWordsAddedAfterIt() {
         let lexicon = Lexicon()
         lexicon.replace(with: [("garden", ["garden"])], upTo: 1)
-        #expect(lexicon.corrections(of: "gardem", maxEdits: 1) == ["garden"])
+        #expect(lexicon.corrections(of: "gardem", maxEdits: 1, limit: 30) == ["garden"])
         #expect(lexicon.completions(of: "gar", limit: 5) == ["garden"])
         lexicon.add([("gardel", ["gardel"])], upTo: 2)
-        #expect(Set(lexicon.corrections(of: "gardem", maxEdits: 1)) == ["garden", "gardel"])
+        #expect(Set(lexicon.corrections(of: "gardem", maxEdits: 1, limit: 30)) == ["garden", "gardel"])
         #expect(lexicon.completions(of: "gar", limit: 5) == ["gardel", "garden"])
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// typos visits much of the lexicon.
 final class Lexicon: Sendable {
     private enum Lookup: Hashable {
-        case corrections(String, maxEdits: Int)
+        case corrections(String, maxEdits: Int, limit: Int)
         case completions(String, limit: Int)
     }
 
@@ -36,9 +36,9 @@ final class Lexicon: Sendable {
     private var words: LexiconWords { state.withLock { $0.words } }
     var loadedUpTo: Int64 { state.withLock { $0.loadedUpTo } }
 
-    /// `LexiconWords.corrections(of:maxEdits:)` of the current words.
-    func corrections(of word: String, maxEdits: Int) -> [String] {
-        lookUp(.corrections(word, maxEdits: maxEdits)) { $0.corrections(of: word, maxEdits: maxEdits) }
+    /// `LexiconWords.corrections(of:maxEdits:limit:)` of the current words.
+    func corrections(of word: String, maxEdits: Int, limit: Int) -> [String] {
+        lookUp(.corrections(word, maxEdits: maxEdits, limit: limit)) { $0.corrections(of: word, maxEdits: maxEdits, limit: limit) }
     }
 
     /// `LexiconWords.completions(of:limit:)` of the current words.

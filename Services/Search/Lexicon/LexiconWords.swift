@@ -46,8 +46,9 @@ struct LexiconWords: Sendable {
         return index < count && self.word(index).elementsEqual(word)
     }
 
-    /// The words at most `maxEdits` typos away from `word`, the word itself included when present.
-    func corrections(of word: String, maxEdits: Int) -> [String] {
+    /// The words at most `maxEdits` typos away from `word`, the word itself included when
+    /// present: the `limit` closest, alphabetically among equally close ones.
+    func corrections(of word: String, maxEdits: Int, limit: Int = .max) -> [String] {
         let query = Self.scalars(word)
         guard maxEdits > 0, !query.isEmpty else { return contains(query) ? [word] : [] }
         let longest = query.count + maxEdits
@@ -64,7 +65,7 @@ struct LexiconWords: Sendable {
                 }
             }
         }
-        return found.map { Self.string(self.word($0)) }
+        return found.sorted { ($0.distance, $0.index) < ($1.distance, $1.index) }.prefix(limit).map { Self.string(self.word($0.index)) }
     }
 
     /// Up to `limit` words that begin with `prefix` and are longer than it, shortest first.
@@ -92,7 +93,7 @@ struct LexiconWords: Sendable {
         /// Longer words cannot be within `maxEdits` of the query.
         let longest: Int
         let table: UnsafeMutableBufferPointer<Int>
-        var found: [Int] = []
+        var found: [(distance: Int, index: Int)] = []
 
         init(
             letters: UnsafeBufferPointer<UInt32>, starts: UnsafeBufferPointer<Int>, query: UnsafeBufferPointer<UInt32>,
@@ -144,7 +145,7 @@ struct LexiconWords: Sendable {
                     table[next + j] = distance
                     smallest = min(smallest, distance)
                 }
-                if length(index) == depth + 1, table[next + width - 1] <= maxEdits { found.append(index) }
+                if length(index) == depth + 1, table[next + width - 1] <= maxEdits { found.append((table[next + width - 1], index)) }
                 // A swap of this letter with the next one still counts from this row.
                 var swapSmallest = Int.max
                 for j in 2..<max(2, width) where query[j - 1] == letter { swapSmallest = min(swapSmallest, table[row + j - 2]) }

@@ -15,6 +15,10 @@ struct QueryPlan: Sendable, Hashable {
     /// rest of a long query's middle is ignored.
     static let maxWords = 10
     static let maxCompletions = 30
+    /// The closest corrections only: words crowded with near neighbours (a post can hold
+    /// thousands of two-letter variants of one word) made each search merge thousands of
+    /// postings, and each remembered lookup hold them all.
+    static let maxCorrections = 30
 
     /// The words of a query that count: the first `maxWords - 1` and the last.
     static func counted<Word>(_ words: [Word]) -> [Word] {
@@ -28,7 +32,8 @@ struct QueryPlan: Sendable, Hashable {
             guard Self.isLetters(word) else { return Word(text: word, alternatives: [word]) }
             var alternatives = [word]
             var seen: Set<String> = [word]
-            var candidates = lexicon.corrections(of: word, maxEdits: Self.allowedTypos(forLength: word.unicodeScalars.count))
+            var candidates = lexicon.corrections(
+                of: word, maxEdits: Self.allowedTypos(forLength: word.unicodeScalars.count), limit: Self.maxCorrections)
             if index == words.count - 1 {
                 candidates += lexicon.completions(of: word, limit: Self.maxCompletions)
             }
