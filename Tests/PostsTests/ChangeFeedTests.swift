@@ -275,6 +275,22 @@ import TestSupport
         }
     }
 
+    /// A database restored to an earlier point in time keeps its log's epoch but gives out its
+    /// later transaction ids again: a cursor past them would skip what they write, so it
+    /// answers 410 and the client resyncs.
+    @Test func aCursorAheadOfTheDatabaseIsExpired() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            _ = try await api.create(as: ada)
+            let page = try await Self.page(api, since: nil)
+            var cursor = try #require(ChangeCursor(token: page.next))
+            #expect(try await api.request(.get, "/api/changes?since=\(cursor.token)").status == .ok)
+            cursor.txid += 1_000_000
+            let ahead = try await api.request(.get, "/api/changes?since=\(cursor.token)")
+            #expect(ahead.status == .gone && ahead.problem?.code == "cursor_expired", "\(ahead.text)")
+        }
+    }
+
     /// `since=now` is after the latest transaction by number: transaction 10 comes after 9,
     /// which its text form would sort after it.
     @Test func sinceNowIsAfterTheLatestTransactionByNumber() async throws {

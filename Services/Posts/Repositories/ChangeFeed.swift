@@ -108,7 +108,11 @@ struct ChangeFeed: Sendable {
             let meta = try await Self.meta(in: connection)
             let start: ChangeCursor
             if let cursor {
-                guard cursor.epoch == meta.epoch, !cursor.precedes(meta.horizon) else { throw ChangeFeedError.expired }
+                // A cursor past every transaction given out is of this log before a restore to an
+                // earlier point in time: the ids it has read past are given out again.
+                guard cursor.epoch == meta.epoch, !cursor.precedes(meta.horizon), cursor.txid < meta.unissued else {
+                    throw ChangeFeedError.expired
+                }
                 start = cursor
             } else {
                 start = ChangeCursor(epoch: meta.epoch, txid: 0, seq: 0)
@@ -237,12 +241,21 @@ struct ChangeFeed: Sendable {
         }
     }
 
-    private static func meta(in connection: DatabaseConnection) async throws -> (epoch: String, horizon: ChangeCursor) {
-        guard let row = try await connection.query("SELECT epoch, horizon_txid::text AS txid, horizon_seq FROM changes_meta").first else {
+    /// The log's epoch, its horizon, and the first transaction id not yet given out.
+    private static func meta(in connection: DatabaseConnection) async throws -> (epoch: String, horizon: ChangeCursor, unissued: UInt64) {
+        guard
+            let row = try await connection.query(
+                """
+                SELECT epoch, horizon_txid::text AS txid, horizon_seq, pg_snapshot_xmax(pg_current_snapshot())::text AS unissued
+                FROM changes_meta
+                """
+            ).first
+        else {
             throw DatabaseError.decoding(column: "epoch", reason: "no change feed epoch")
         }
         let epoch: String = try row.decode("epoch")
-        return (epoch, ChangeCursor(epoch: epoch, txid: UInt64(try row.decode("txid", as: String.self)) ?? 0, seq: try row.decode("horizon_seq")))
+        let horizon = ChangeCursor(epoch: epoch, txid: UInt64(try row.decode("txid", as: String.self)) ?? 0, seq: try row.decode("horizon_seq"))
+        return (epoch, horizon, UInt64(try row.decode("unissued", as: String.self)) ?? .max)
     }
 
     /// After the last entry anyone can read now (the start when there is none). The text form
