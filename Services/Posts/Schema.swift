@@ -207,4 +207,11 @@ let schema = Migrations([
             SELECT substring(slug FROM '^(.+)-[0-9]{1,9}$'), max(substring(slug FROM '-([0-9]{1,9})$')::integer)
             FROM slugs WHERE slug ~ '^.+-[0-9]{1,9}$' GROUP BY 1;
             """),
+    Migration(
+        version: 16, name: "authors with something public",
+        sql: """
+            -- The change feed shows an author's row to others once they have written something
+            -- public: one index entry per row, however many accounts there are.
+            CREATE INDEX changes_public_authors ON changes (author_id) WHERE kind IN ('post', 'comment') AND ever_public;
+            """),
 ])

@@ -181,6 +181,27 @@ import TestSupport
         }
     }
 
+    /// Anyone could list every account's id, name and picture: an author's row shows to others
+    /// once they have written something public, and always to themselves.
+    @Test func anAuthorWithNothingPublicIsListedToThemselvesOnly() async throws {
+        try await withPostsService { api in
+            let bob = try await api.user("Bob")
+            let renamed = Event(
+                producer: "auth", key: bob.id, sequence: 1, actorId: bob.id,
+                data: .userUpdated(UserSnapshot(userId: bob.id, name: "Bob Smith", profilePicture: nil)))
+            try await api.database.transaction { try await ProjectionHandler().apply(renamed, in: $0) }
+            func listed(as user: TestUser?) async throws -> Bool {
+                try await Self.page(api, as: user).changes.contains { $0.kind == "author" && $0.id == bob.id }
+            }
+            #expect(try await !listed(as: nil))
+            #expect(try await listed(as: bob))
+            _ = try await api.create("Draft", status: .draft, as: bob)
+            #expect(try await !listed(as: nil), "a draft is not public")
+            _ = try await api.create("Out", status: .published, as: bob)
+            #expect(try await listed(as: nil))
+        }
+    }
+
     @Test func badCursorsAndQueriesAnswer400AndOldOnes410() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

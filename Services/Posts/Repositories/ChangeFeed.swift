@@ -127,7 +127,11 @@ struct ChangeFeed: Sendable {
                   AND CASE c.kind
                       WHEN 'post' THEN c.visibility = 'public' OR c.ever_public OR c.author_id = \(viewer)
                       WHEN 'comment' THEN p.visibility = 'public' OR (p.visibility = 'private' AND p.author_id = \(viewer))
-                      ELSE true END
+                      -- An author once they have written something public, and to themselves: every
+                      -- account's name and picture was anyone's to list.
+                      ELSE c.id = \(viewer) OR EXISTS (
+                          SELECT 1 FROM changes w WHERE w.author_id = c.id AND w.kind IN ('post', 'comment') AND w.ever_public)
+                      END
                 ORDER BY c.txid, c.seq
                 LIMIT \(limit)
                 """
