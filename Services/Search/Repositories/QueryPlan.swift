@@ -17,8 +17,9 @@ struct QueryPlan: Sendable, Hashable {
     static let maxCompletions = 30
     /// The closest corrections only: words crowded with near neighbours (a post can hold
     /// thousands of two-letter variants of one word) made each search merge thousands of
-    /// postings, and each remembered lookup hold them all.
-    static let maxCorrections = 30
+    /// postings, and each remembered lookup hold them all. Far more than a real word has, so
+    /// that ties cut off alphabetically drop no ordinary correction.
+    static let maxCorrections = 200
 
     /// The words of a query that count: the first `maxWords - 1` and the last.
     static func counted<Word>(_ words: [Word]) -> [Word] {
