@@ -258,7 +258,8 @@ struct ChangeFeed: Sendable {
             throw DatabaseError.decoding(column: "epoch", reason: "no change feed epoch")
         }
         let epoch: String = try row.decode("epoch")
-        let horizon = ChangeCursor(epoch: epoch, txid: UInt64(try row.decode("txid", as: String.self)) ?? 0, seq: try row.decode("horizon_seq"))
+        let horizonTxid = UInt64(try row.decode("txid", as: String.self)) ?? 0
+        let horizon = ChangeCursor(epoch: epoch, txid: horizonTxid, seq: try row.decode("horizon_seq"))
         return (epoch, horizon, UInt64(try row.decode("unissued", as: String.self)) ?? .max)
     }
 

@@ -65,7 +65,8 @@ struct LexiconWords: Sendable {
                 }
             }
         }
-        return found.sorted { ($0.distance, $0.index) < ($1.distance, $1.index) }.prefix(limit).map { Self.string(self.word($0.index)) }
+        let closest = found.sorted { ($0.distance, $0.index) < ($1.distance, $1.index) }.prefix(limit)
+        return closest.map { Self.string(self.word($0.index)) }
     }
 
     /// Up to `limit` words that begin with `prefix` and are longer than it, shortest first.
