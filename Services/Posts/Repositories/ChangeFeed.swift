@@ -128,9 +128,10 @@ struct ChangeFeed: Sendable {
                       WHEN 'post' THEN c.visibility = 'public' OR c.ever_public OR c.author_id = \(viewer)
                       WHEN 'comment' THEN p.visibility = 'public' OR (p.visibility = 'private' AND p.author_id = \(viewer))
                       -- An author once they have written something public, and to themselves: every
-                      -- account's name and picture was anyone's to list.
-                      ELSE c.id = \(viewer) OR EXISTS (
-                          SELECT 1 FROM changes w WHERE w.author_id = c.id AND w.kind IN ('post', 'comment') AND w.ever_public)
+                      -- account's name and picture was anyone's to list. A scalar subquery, probed
+                      -- per row: as EXISTS, the generic plan hashed every public row of the log.
+                      ELSE c.id = \(viewer) OR (
+                          SELECT true FROM changes w WHERE w.author_id = c.id AND w.kind IN ('post', 'comment') AND w.ever_public LIMIT 1)
                       END
                 ORDER BY c.txid, c.seq
                 LIMIT \(limit)
