@@ -320,18 +320,18 @@ public struct PostgresPostRepository: PostRepository {
         // was written and the flush may run again (the last one, at shutdown, has no next).
         let ids = views.keys.sorted()
         let counts = ids.map { views[$0, default: 0] }
-        let rows = try await database.retryingTransaction { connection in
+        let written = try await database.retryingTransaction { connection in
             let rows = try await connection.query(
                 """
                 UPDATE posts SET views = posts.views + v.count
                 FROM unnest(\(ids)::text[], \(counts)::bigint[]) AS v(id, count) WHERE posts.id = v.id
                 RETURNING posts.id, posts.views, pg_current_xact_id()::text AS transaction_id
                 """)
+            let written = try rows.map { (id: try $0.decode("id", as: String.self), views: try $0.decode("views", as: Int.self)) }
             // A COMMIT whose answer is lost is settled, not written again (the views twice). The
             // evidence is a post whose total is at least ours: views only grow, so short of it
             // ours is not in (any of the batch's posts, as one may be deleted meanwhile).
             if let first = rows.first {
-                let written = try rows.map { (id: try $0.decode("id", as: String.self), views: try $0.decode("views", as: Int.self)) }
                 connection.noteTransactionId(
                     try first.decode("transaction_id"),
                     evidence: """
@@ -341,9 +341,9 @@ public struct PostgresPostRepository: PostRepository {
                         )::text AS present
                         """)
             }
-            return rows
+            return written
         }
-        model.viewsWritten(Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("id", as: String.self), try $0.decode("views", as: Int.self)) }))
+        model.viewsWritten(Dictionary(uniqueKeysWithValues: written.map { ($0.id, $0.views) }))
     }
 
     // MARK: - Scheduled publishing
