@@ -125,7 +125,7 @@ import TestSupport
                 @Sendable func titles() async throws -> String {
                     let feed = try await two.model.feeds.feed(FeedCache.Key(format: .rss, authorId: nil)) {
                         let content = try await two.repository.feed(authorId: nil, epoch: .distantPast)
-                        return RenderedFeed(format: .rss, body: Array(content.posts.map(\.title).joined(separator: ",").utf8), lastModified: content.lastModified)
+                        return RenderedFeed(format: .rss, body: Array(content.posts.map(\.title).joined(separator: ",").utf8), lastModified: content.lastModified, isSettled: content.isSettled)
                     }
                     return String(decoding: feed.body, as: UTF8.self)
                 }
@@ -190,7 +190,7 @@ import TestSupport
             let post = try await one.publish("Kayak")
             _ = try await one.repository.post(id: post.id, viewer: nil)
             let key = FeedCache.Key(format: .rss, authorId: nil)
-            let feed = RenderedFeed(format: .rss, body: Array("<rss/>".utf8), lastModified: Date())
+            let feed = RenderedFeed(format: .rss, body: Array("<rss/>".utf8), lastModified: Date(), isSettled: true)
             _ = try await one.model.feeds.feed(key) { feed }
             func rendersAgain() async throws -> Bool {
                 var rendered = false

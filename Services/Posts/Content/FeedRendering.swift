@@ -33,6 +33,10 @@ public struct FeedContent: Sendable {
     /// The latest change the feed shows (a post's update, an author's new name) or that took a
     /// post out of it.
     public var lastModified: Date
+    /// Whether every write stamped in `lastModified`'s second or before had committed when the
+    /// feed was read. Until then a reader's `If-Modified-Since` cannot stand for it: a write
+    /// stamped earlier (a long transaction's) that commits later leaves `lastModified` unmoved.
+    public var isSettled: Bool
 
     /// How many posts a feed shows.
     static let size = 20

@@ -18,6 +18,9 @@ final class FeedCache: Sendable {
     }
 
     private let state: Mutex<State>
+    /// How long a feed rendered before its `Last-Modified` settled is served: then it is
+    /// rendered again, with one.
+    static let unsettledLife = Duration.seconds(1)
 
     init(capacityBytes: Int = 32 << 20) {
         state = Mutex(State(feeds: LeastRecentlyUsed(maxBytes: capacityBytes)))
@@ -30,11 +33,11 @@ final class FeedCache: Sendable {
         }
     }
 
-    /// The feed of `key`, rendered by `render` when none is kept. Two first readers may both
-    /// render: the feed is the same.
+    /// The feed of `key`, rendered by `render` when none is kept (or one unsettled past its
+    /// life). Two first readers may both render: the feed is the same.
     func feed(_ key: Key, render: () async throws -> RenderedFeed) async throws -> RenderedFeed {
         let (kept, generation) = state.withLock { ($0.feeds.value(of: key), $0.generation) }
-        if let kept { return kept }
+        if let kept, kept.lastModified != nil || kept.renderedAt.duration(to: .now) < Self.unsettledLife { return kept }
         let feed = try await render()
         state.withLock { state in
             guard state.generation == generation else { return }

@@ -388,7 +388,16 @@ public struct PostgresPostRepository: PostRepository {
     /// the old posts under a date that counted the change, and a reader sending only
     /// `If-Modified-Since` kept them. Rendered on a miss only (`FeedCache`); no comments.
     public func feed(authorId: String?, epoch: Date) async throws -> FeedContent {
-        try await database.retryingTransaction(isolation: .repeatableRead) { connection in
+        // Before the feed's snapshot: a write it cannot see is stamped at or after this (its
+        // transaction was running now, or begins later; a second spares the few microseconds
+        // between a transaction's start and its report).
+        let settled = try await database.query(
+            """
+            SELECT least(clock_timestamp() - interval '1 second', min(xact_start)) AS settled
+            FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+            """
+        ).first?.decode("settled", as: Date.self) ?? .distantPast
+        return try await database.retryingTransaction(isolation: .repeatableRead) { connection in
             // In the API's order, from the one place that writes it.
             let ids = try await Self.ids(PostFilter(status: .published, authorId: authorId), page: PageRequest(page: 1, limit: FeedContent.size), in: connection)
             let found = try await connection.query("SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.id = ANY(\(ids))")
@@ -428,7 +437,9 @@ public struct PostgresPostRepository: PostRepository {
                 if let time = try await connection.query(query).first?.decode("changed", as: Date?.self) { changed.append(time) }
             }
             let lastModified = changed.max() ?? epoch
-            return FeedContent(author: authorId == nil ? nil : author, posts: posts, lastModified: lastModified)
+            return FeedContent(
+                author: authorId == nil ? nil : author, posts: posts, lastModified: lastModified,
+                isSettled: lastModified.timeIntervalSince1970.rounded(.down) < settled.timeIntervalSince1970.rounded(.down))
         }
     }
 
