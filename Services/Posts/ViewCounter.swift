@@ -7,7 +7,16 @@ import Synchronization
 /// write. Flushes every `interval` and once more at graceful shutdown; a batch that fails
 /// to write is put back and tried again.
 public final class ViewCounter: Service, Sendable {
-    private let pending = Mutex<[String: Int]>([:])
+    private struct Counts {
+        var pending: [String: Int] = [:]
+        /// The batch a flush is writing: still unwritten until the read model has its totals
+        /// (a post read meanwhile lost the batch's views for as long as the write took).
+        var writing: [String: Int] = [:]
+
+        func unwritten(_ postId: String) -> Int { pending[postId, default: 0] + writing[postId, default: 0] }
+    }
+
+    private let counts = Mutex(Counts())
     private let repository: any PostRepository
     private let interval: Duration
     private let logger: Logger
@@ -21,16 +30,15 @@ public final class ViewCounter: Service, Sendable {
     /// Counts one view; returns the views of the post not yet written, this one included.
     @discardableResult
     public func record(_ postId: String) -> Int {
-        pending.withLock { pending in
-            let count = pending[postId, default: 0] + 1
-            pending[postId] = count
-            return count
+        counts.withLock { counts in
+            counts.pending[postId, default: 0] += 1
+            return counts.unwritten(postId)
         }
     }
 
     /// The views of the post not yet written.
     public func unwritten(_ postId: String) -> Int {
-        pending.withLock { $0[postId, default: 0] }
+        counts.withLock { $0.unwritten(postId) }
     }
 
     public func run() async throws {
@@ -42,18 +50,22 @@ public final class ViewCounter: Service, Sendable {
         await flush()
     }
 
+    /// Writes the views counted so far. One at a time (the run loop's).
     public func flush() async {
-        let batch = pending.withLock { pending in
-            defer { pending = [:] }
-            return pending
+        let batch = counts.withLock { counts in
+            counts.writing = counts.pending
+            counts.pending = [:]
+            return counts.writing
         }
         guard !batch.isEmpty else { return }
         do {
             try await repository.addViews(batch)
+            counts.withLock { $0.writing = [:] }
         } catch {
             logger.warning("cannot write views; keeping them for the next flush", metadata: ["error": "\(error)"])
-            pending.withLock { pending in
-                for (id, count) in batch { pending[id, default: 0] += count }
+            counts.withLock { counts in
+                for (id, count) in batch { counts.pending[id, default: 0] += count }
+                counts.writing = [:]
             }
         }
     }

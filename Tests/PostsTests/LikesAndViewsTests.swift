@@ -120,6 +120,24 @@ import TestSupport
         }
     }
 
+    /// Views being written still count: a read while the flush waits (here for a row another
+    /// transaction holds) showed the post without them.
+    @Test func viewsBeingWrittenStillCount() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create(as: ada)
+            try await api.database.whileLocked(by: { try await $0.execute("SELECT id FROM posts WHERE id = \(post.id) FOR UPDATE") }) {
+                for _ in 0..<5 { _ = try await api.request(.get, "/api/posts/\(post.id)") }
+                #expect(try await eventually(within: .seconds(5)) { try await api.database.someoneWaitsForALock() })
+                #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 5)
+            }
+            #expect(try await eventually(within: .seconds(5)) {
+                try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 5
+            })
+            #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 5)
+        }
+    }
+
     /// A flush that committed while its COMMIT's answer never came (the server froze during
     /// the commit) is settled as written: it was kept for the next flush, and counted twice.
     @Test func aFlushWhoseCommitAnswerWasLostCountsItsViewsOnce() async throws {

@@ -402,6 +402,20 @@ final class LoadCounter: Sendable {
         #expect(loads.count == 2)
     }
 
+    /// A view flush's totals arrive as an update: a load of the post running then may have
+    /// read the total before them, and was kept (its views went back until the next flush).
+    @Test func aLoadRunningWhenItsKeyIsUpdatedAnswersButIsNotKept() async throws {
+        let cache = Self.cache()
+        let value = try await cache.values(["a"]) { _ in
+            cache.update("a") { $0 = "updated" }  // no entry yet: only the running load knows
+            return ["a": "old"]
+        }
+        #expect(value["a"] == "old")
+        #expect(try await cache.values(["a"]) { _ in ["a": "new"] }["a"] == "new")
+        cache.update("a") { $0 = "updated" }
+        #expect(try await cache.values(["a"]) { _ in ["a": "loaded again"] }["a"] == "updated")
+    }
+
     @Test func droppingEverythingAlsoRefusesLoadsRunning() async throws {
         let cache = Self.cache()
         _ = try await cache.values(["a"]) { _ in ["a": "kept"] }

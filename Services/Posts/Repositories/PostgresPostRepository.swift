@@ -391,12 +391,14 @@ public struct PostgresPostRepository: PostRepository {
         // Before the feed's snapshot: a write it cannot see is stamped at or after this (its
         // transaction was running now, or begins later; a second spares the few microseconds
         // between a transaction's start and its report).
-        let settled = try await database.query(
-            """
-            SELECT least(clock_timestamp() - interval '1 second', min(xact_start)) AS settled
-            FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
-            """
-        ).first?.decode("settled", as: Date.self) ?? .distantPast
+        let settled = try await database.retryingTransaction { connection in
+            try await connection.query(
+                """
+                SELECT least(clock_timestamp() - interval '1 second', min(xact_start)) AS settled
+                FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """
+            ).first?.decode("settled", as: Date.self) ?? .distantPast
+        }
         return try await database.retryingTransaction(isolation: .repeatableRead) { connection in
             // In the API's order, from the one place that writes it.
             let ids = try await Self.ids(PostFilter(status: .published, authorId: authorId), page: PageRequest(page: 1, limit: FeedContent.size), in: connection)

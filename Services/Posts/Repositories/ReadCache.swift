@@ -158,9 +158,16 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    /// Changes the entry of `key` in place, if there is one (its cost stays as estimated).
+    /// Changes the entry of `key` in place, if there is one (its cost stays as estimated). A
+    /// load of it running now is not kept: it may have read the value before the change.
     func update(_ key: Key, _ change: @Sendable (inout Value) -> Void) {
-        state.withLock { $0.entries.update(key, change) }
+        state.withLock { state in
+            state.entries.update(key, change)
+            guard state.loading[key] != nil else { return }
+            state.generation += 1
+            for tag in tags(key) { state.droppedAt[tag] = state.generation }
+            state.loading[key] = nil
+        }
     }
 
     /// The estimated bytes held and the number of entries.
