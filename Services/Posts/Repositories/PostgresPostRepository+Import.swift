@@ -88,8 +88,17 @@ extension PostgresPostRepository {
             FROM (SELECT post_id, count(*)::int AS likes FROM likes WHERE post_id = ANY(\(postIds)) GROUP BY post_id) AS c
             WHERE posts.id = c.post_id AND posts.likes <> c.likes
             RETURNING posts.id
-            """)
-        connection.signal(try recounted.map { PostChange.counts(id: try $0.decode("id")) })
+            """
+        ).map { try $0.decode("id", as: String.self) }
+        connection.signal(recounted.map(PostChange.counts(id:)))
+        // Search shows a post's likes from its events, and its import said 0: each recounted
+        // post travels again, as an update.
+        if !recounted.isEmpty {
+            let records = try await connection.query(
+                "SELECT \(unescaped: Self.columns) \(unescaped: Self.from) WHERE p.id = ANY(\(recounted)) ORDER BY p.id"
+            ).map(PostRecord.init)
+            try await transaction.emit(records.map { (.postUpdated($0.snapshot()), $0.id) }, actorId: nil, imported: true)
+        }
         return outcome
     }
 
