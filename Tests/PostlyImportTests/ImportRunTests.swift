@@ -149,6 +149,17 @@ import Testing
         #expect(report.rejected.filter { $0.collection == .comments }.count == plan.comments.count)
     }
 
+    /// A report that cannot be written is bad input before anything is sent: found after the
+    /// whole import was sent, the run's counts were lost (a rerun found the import done).
+    @Test func aReportThatCannotBeWrittenStopsTheRunBeforeItSends() async throws {
+        var unwritable = run()
+        unwritable.reportPath = scratch.path("missing/report.json")
+        let services = FakeServices()
+        #expect(await unwritable.run(transport: services) == 2)
+        #expect(services.requests.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("state.json")))
+    }
+
     @Test func aRefusedTokenStopsWithExit3AfterFiveRetries() async throws {
         let services = FakeServices(failFrom: 0, failure: .status(401))
         var importer = Importer(plan: try run().plan(), targets: run().targets, transport: services, statePath: scratch.path("state.json"))

@@ -45,6 +45,12 @@ public struct ImportRun: Sendable {
         do {
             let plan = try plan()
             var report = plan.report
+            // Before anything is sent: found after a whole import, the run ended with its
+            // state done and its counts unwritten, and a rerun found nothing left to count.
+            let folder = (reportPath as NSString).deletingLastPathComponent
+            guard FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) else {
+                throw ImportFailure.badInput("\(reportPath): its folder cannot be written")
+            }
             if !dryRun {
                 guard !targets.token.value.isEmpty else { throw ImportFailure.badInput("POSTLY_IMPORT_TOKEN is not set") }
                 var importer = Importer(plan: plan, targets: targets, transport: transport, statePath: statePath)
