@@ -382,6 +382,21 @@ final class LoadCounter: Sendable {
     var count: Int { value.load(ordering: .relaxed) }
 }
 
+/// A cached post's estimate counts every string it holds: its text alone left a post of a
+/// 2 KB cover URL, a long excerpt and a one-word body at a fifth of what it holds.
+@Test func aPostsEstimateCountsEveryStringItHolds() {
+    let picture = "https://example.com/" + String(repeating: "p", count: 2_000)
+    let author = Author(userId: String(repeating: "a", count: 200), name: String(repeating: "n", count: 300), profilePicture: picture)
+    let comments = (0..<3).map { Comment(id: "c\($0)", postId: "p1", content: "Hi", author: author, createdAt: Date()) }
+    let post = Post(
+        id: "p1", title: "T", content: "W", contentHtml: "<p>W</p>", excerpt: String(repeating: "e", count: 800), slug: String(repeating: "s", count: 400),
+        status: .published, coverImage: "https://example.com/" + String(repeating: "c", count: 2_000), author: author, views: 0, likes: 0,
+        comments: comments, commentsCount: 3, readTime: 1, createdAt: Date(), updatedAt: Date(), publishedAt: Date(), version: 1)
+    let strings = [post.id, post.title, post.content, post.contentHtml!, post.excerpt, post.slug, post.coverImage!]
+        + [author.userId, author.name, picture] + comments.flatMap { [$0.id, $0.postId, $0.content, author.userId, author.name, picture] }
+    #expect(ReadModel.estimatedBytes(of: post) >= strings.reduce(0) { $0 + $1.utf8.count })
+}
+
 /// The read cache's own rules, without a database.
 @Suite struct ReadCacheRulesTests {
     static func cache(capacity: Int = 1 << 20) -> ReadCache<String, String> {
