@@ -39,6 +39,25 @@ import TestSupport
         }
     }
 
+    /// A slug's post is read from memory (every read asked the database first), and a slug
+    /// freed by its post's deletion and taken by another opens the other.
+    @Test func aSlugIsReadFromMemoryUntilItsPostIsDeleted() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let first = try await api.create("Kayak", as: ada)
+            #expect(try await api.request(.get, "/api/posts/slug/kayak").post().id == first.id)
+            // Its row taken away behind the service's back: the id kept in memory still serves.
+            try await api.database.execute("DELETE FROM slugs WHERE slug = 'kayak'")
+            #expect(try await api.request(.get, "/api/posts/slug/kayak").post().id == first.id)
+
+            #expect(try await api.request(.delete, "/api/posts/\(first.id)", as: ada).status == .ok)
+            #expect(try await api.request(.get, "/api/posts/slug/kayak").status == .notFound)
+            let second = try await api.create("Kayak", as: ada)
+            #expect(second.slug == "kayak")
+            #expect(try await api.request(.get, "/api/posts/slug/kayak").post().id == second.id)
+        }
+    }
+
     /// A new title of the same slug keeps the post's address, and a title back at a base the
     /// post holds takes the base: the first slug of the base it held was taken, an older `-2`.
     @Test func aRetitleToTheSameSlugKeepsTheAddress() async throws {

@@ -37,10 +37,25 @@ public struct PostgresPostRepository: PostRepository {
         return post
     }
 
+    /// The post's id from memory (`ReadModel.slugs`): a slug, current or former, names one
+    /// post until that post is deleted, when another may take it. So a kept id is looked up
+    /// again only when its post is not found.
     public func post(slug: String, viewer: String?) async throws -> Post {
-        let id = try await database.query("SELECT post_id FROM slugs WHERE slug = \(slug)").first?.decode("post_id", as: String.self)
-        guard let id else { throw PostError.notFound }
-        return try await post(id: id, viewer: viewer)
+        guard let id = try await postId(ofSlug: slug) else { throw PostError.notFound }
+        do {
+            return try await post(id: id, viewer: viewer)
+        } catch PostError.notFound {
+            model.slugs.drop(tags: [slug])
+            guard let now = try await postId(ofSlug: slug), now != id else { throw PostError.notFound }
+            return try await post(id: now, viewer: viewer)
+        }
+    }
+
+    private func postId(ofSlug slug: String) async throws -> String? {
+        try await model.slugs.values([slug]) { slugs in
+            try await database.query("SELECT slug, post_id FROM slugs WHERE slug = ANY(\(slugs))")
+                .reduce(into: [:]) { ids, row in ids[try row.decode("slug", as: String.self)] = try row.decode("post_id", as: String.self) }
+        }[slug]
     }
 
     public func list(_ filter: PostFilter, page: PageRequest) async throws -> PostPage {

@@ -29,6 +29,8 @@ final class ReadModel: Sendable {
 
     let posts: ReadCache<String, Post>
     let pages: ReadCache<PageKey, PageIDs>
+    /// Slugs' post ids: checked when used, never dropped by a change (`PostgresPostRepository.post(slug:viewer:)`).
+    let slugs: ReadCache<String, String>
     let feeds = FeedCache()
     /// Changes this instance made that other instances have not been told of yet.
     let outgoing = ChangeQueue()
@@ -41,6 +43,7 @@ final class ReadModel: Sendable {
         pages = ReadCache(
             capacityBytes: max(1 << 20, capacityBytes / 16), cost: { key, page in 64 + 48 * page.ids.count + 2 * (key.filter.authorId?.utf8.count ?? 0) },
             tags: Self.tags(of:))
+        slugs = ReadCache(capacityBytes: max(1 << 20, capacityBytes / 32), cost: { 96 + $0.utf8.count + $1.utf8.count }, tags: { [$0] })
         // For the database's lifetime, like the model's.
         _ = database.onCommit(signalling: Self.channel) { [self] line in
             guard let change = PostChange(line: Substring(line)) else { return }
