@@ -115,7 +115,9 @@ let package = Package(
         .testTarget(name: "PostlyKafkaTests", dependencies: ["PostlyKafka", "TestSupport"]),
         .testTarget(name: "PostlyCurlTests", dependencies: ["PostlyCurl", "TestSupport", hummingbird]),
         .testTarget(name: "PostlyMarkdownTests", dependencies: ["PostlyMarkdown"]),
-        .testTarget(name: "PostlyEventsTests", dependencies: ["PostlyEvents", "TestSupport"]),
+        .testTarget(
+            name: "PostlyEventsTests",
+            dependencies: ["PostlyEvents", "TestSupport", .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle")]),
         .testTarget(name: "PostlyServiceTests", dependencies: ["PostlyService", "TestSupport", hummingbirdTesting, base64]),
 
         // Tools: run once beside the suite, not served. `postly-import` moves a Flask/MongoDB

@@ -137,14 +137,17 @@ public final class OutboxRelay: Service {
     }
 
     /// Publishes until no event is pending, as a one-off command does before it stops. A
-    /// publishing error is thrown: the events stay in the outbox for the service's relay.
+    /// publishing error is thrown, and so is `CancellationError` when the command is stopped
+    /// (SIGTERM): the events stay in the outbox for the service's relay.
     public func drain() async throws {
         while true {
             while try await publishPending() {}
             let pending = try await database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL")
             if try pending.first?.decode("pending", as: Int.self) == 0 { return }
-            // Another instance holds some of them for a moment.
+            // Another instance holds some of them for a moment. Stopped, the wait ends at once
+            // (the loop went on without a pause).
             await sleepUnlessShuttingDown(for: .milliseconds(200))
+            if Task.isShuttingDownGracefully { throw CancellationError() }
             try Task.checkCancellation()
         }
     }

@@ -4,6 +4,7 @@ import PostlyEvents
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 import TestSupport
@@ -41,6 +42,35 @@ import TestSupport
                 }
                 #expect(try await eventually { try await pendingCount(in: database) == 0 })
             }
+        }
+    }
+
+    /// A one-off command's drain ends when the command is stopped (SIGTERM) while another
+    /// instance holds an event: it polled the outbox without a pause until the event was sent.
+    @Test func aDrainEndsWhenItsCommandIsStopped() async throws {
+        struct Accepts: EventPublisher {
+            func publish(_ messages: [KafkaOutgoingMessage]) async -> [Result<Void, any Error>] { messages.map { _ in .success(()) } }
+        }
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            try await write([userEvent(key: "user-1", sequence: 1)], perTransaction: 1, to: database)
+            let relay = OutboxRelay(database: database, publisher: Accepts(), logger: testLogger)
+            try await database.whileLocked(by: { _ = try await $0.query("SELECT id FROM outbox FOR UPDATE") }) {
+                try await testGracefulShutdown { trigger in
+                    let ended = Locked(false)
+                    let draining = Task {
+                        defer { ended.withLock { $0 = true } }
+                        try await relay.drain()
+                    }
+                    try await Task.sleep(for: .milliseconds(500))
+                    #expect(!ended.value, "the held event keeps it waiting")
+                    trigger.triggerGracefulShutdown()
+                    #expect(try await eventually(within: .seconds(5)) { ended.value })
+                    draining.cancel()
+                    await #expect(throws: CancellationError.self) { try await draining.value }
+                }
+            }
+            #expect(try await pendingCount(in: database) == 1)
         }
     }
 
