@@ -138,11 +138,22 @@ public struct WriteUnit: Service {
             body: try stored.decode("body"))
     }
 
-    /// Deletes the answers older than their lifetime; returns how many.
+    /// Deletes the answers older than their lifetime, `chunk` a statement (the backlog of a
+    /// long outage in one statement could pass the statement timeout every time, and the
+    /// table never shrank); returns how many.
     @discardableResult
-    public func purgeExpiredAnswers() async throws -> Int {
+    public func purgeExpiredAnswers(chunk: Int = 10_000) async throws -> Int {
         let cutoff = clock().addingTimeInterval(-IdempotencyKey.lifetime)
-        return try await database.execute("DELETE FROM idempotency_answers WHERE created_at <= \(cutoff)")
+        var purged = 0
+        while true {
+            let deleted = try await database.execute(
+                """
+                DELETE FROM idempotency_answers WHERE (user_id, key) IN (
+                    SELECT user_id, key FROM idempotency_answers WHERE created_at <= \(cutoff) ORDER BY created_at LIMIT \(chunk))
+                """)
+            purged += deleted
+            if deleted < chunk { return purged }
+        }
     }
 
     public func run() async throws {

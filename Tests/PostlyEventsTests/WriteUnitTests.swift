@@ -141,6 +141,27 @@ import TestSupport
     }
 }
 
+extension WriteUnitTests {
+    /// Expired answers go a chunk a statement, all of them, and the live ones stay.
+    @Test func expiredAnswersArePurgedInChunks() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let clock = TestClock()
+            let writes = WriteUnit(database: database, producer: "tests", clock: clock.now, logger: testLogger)
+            func answer(_ key: String) async throws {
+                let idempotency = IdempotencyKey(key: key, userId: "u", method: "POST", path: "/rows", body: [])
+                _ = try await writes.write(idempotency: idempotency) { _ in StoredAnswer(status: 204, headers: [], body: []) }
+            }
+            for n in 0..<25 { try await answer("old-\(n)") }
+            clock.advance(by: IdempotencyKey.lifetime + 1)
+            try await answer("live")
+            #expect(try await writes.purgeExpiredAnswers(chunk: 10) == 25)
+            let left = try await database.query("SELECT key FROM idempotency_answers").map { try $0.decode("key", as: String.self) }
+            #expect(left == ["live"])
+        }
+    }
+}
+
 /// Lets `parties` tasks wait until all of them have arrived.
 final class Barrier: Sendable {
     private let state: Mutex<(arrived: Int, waiting: [CheckedContinuation<Void, Never>])>
