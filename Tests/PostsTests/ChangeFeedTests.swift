@@ -254,6 +254,25 @@ import TestSupport
         }
     }
 
+    /// A page's entries are cut by their texts' sizes before the texts are read: 500 posts of
+    /// a megabyte were read whole for one request, and then cut.
+    @Test func aPagesPostsAreCutBeforeTheyAreRead() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let feed = ChangeFeed(database: api.database, logger: testLogger)
+            let start = try await feed.now()
+            // About 800 KB each, with their HTML: 5 in 4 MiB, 6 past it.
+            let content = String(repeating: "🍮", count: 100_000)
+            for n in 1...12 { _ = try await api.create("Long \(n)", content: content, as: ada) }
+            let rows = try await feed.rows(after: start, upTo: try await feed.now(), limit: 100)
+            #expect(rows.count == 12)
+            let fitting = try await api.database.withConnection { try await ChangeFeed.fitting(rows, in: $0) }
+            #expect(fitting == 5)
+            // One entry however large: a page is never empty.
+            #expect(try await api.database.withConnection { try await ChangeFeed.fitting(Array(rows.prefix(1)), in: $0) } == 1)
+        }
+    }
+
     /// An entry over 4 MiB on its own is a page of its own (at least one entry): the page was
     /// not cut at all, and held every entry asked for.
     @Test func anEntryOverFourMebibytesIsAPageOfItsOwn() async throws {

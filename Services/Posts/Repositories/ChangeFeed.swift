@@ -117,7 +117,7 @@ struct ChangeFeed: Sendable {
             } else {
                 start = ChangeCursor(epoch: meta.epoch, txid: 0, seq: 0)
             }
-            let rows = try await connection.query(
+            var rows = try await connection.query(
                 """
                 SELECT c.kind, c.id, c.post_id, c.author_id, c.visibility, c.ever_public, c.txid::text AS txid, c.seq, c.changed_at
                 FROM changes c
@@ -137,10 +137,15 @@ struct ChangeFeed: Sendable {
                 LIMIT \(limit)
                 """
             ).map(Row.init)
+            var more = rows.count == limit
+            let fitting = try await Self.fitting(rows, in: connection)
+            if fitting < rows.count {
+                rows.removeSubrange(fitting...)
+                more = true
+            }
             var entries = try await Self.entries(rows, epoch: meta.epoch, viewer: viewer, in: connection)
             var next = rows.last.map { ChangeCursor(epoch: meta.epoch, txid: $0.txid, seq: $0.seq) } ?? start
-            var more = rows.count == limit
-            // At most `pageBytes`, but at least one entry.
+            // At most `pageBytes`, but at least one entry (their texts' sizes were an estimate).
             var bytes = 0
             let cut = entries.firstIndex { bytes += $0.entry.estimatedBytes; return bytes > Self.pageBytes }.map { max($0, 1) }
             if let cut, cut < entries.count {
@@ -280,6 +285,34 @@ struct ChangeFeed: Sendable {
 
     /// The rows as entries for `viewer`, each with the cursor after it; rows whose entity is
     /// gone meanwhile (in this snapshot) are left out.
+    /// How many of `rows`, from the first, fit in a page by their texts' sizes (at least
+    /// one), known before the texts are read: 500 posts of a megabyte were read whole, half a
+    /// gigabyte for anyone's one request, and then cut. The sizes come from the values'
+    /// headers, without reading them.
+    static func fitting(_ rows: [Row], in connection: DatabaseConnection) async throws -> Int {
+        let postIds = rows.filter { $0.kind == .post && $0.visibility != .gone }.map(\.id)
+        let commentIds = rows.filter { $0.kind == .comment && $0.visibility != .gone }.map(\.id)
+        guard !postIds.isEmpty || !commentIds.isEmpty else { return rows.count }
+        var sizes: [String: Int] = [:]
+        for row in try await connection.query(
+            """
+            SELECT 'post:' || p.id AS key, octet_length(p.title) + octet_length(p.content) + coalesce(octet_length(p.content_html), 0)
+                + octet_length(p.excerpt) + coalesce((SELECT sum(octet_length(c.content)) FROM comments c WHERE c.post_id = p.id), 0) AS bytes
+            FROM posts p WHERE p.id = ANY(\(postIds))
+            UNION ALL
+            SELECT 'comment:' || id, octet_length(content) FROM comments WHERE id = ANY(\(commentIds))
+            """
+        ) {
+            sizes[try row.decode("key", as: String.self)] = try row.decode("bytes", as: Int.self)
+        }
+        var bytes = 0
+        for (index, row) in rows.enumerated() {
+            bytes += 256 + (sizes["\(row.kind.rawValue):\(row.id)"] ?? 0)
+            if bytes > pageBytes { return max(index, 1) }
+        }
+        return rows.count
+    }
+
     private static func entries(_ rows: [Row], epoch: String, viewer: String?, in connection: DatabaseConnection) async throws -> [(entry: ChangeEntry, cursor: ChangeCursor)] {
         let shownPostIds = rows.filter { $0.kind == .post && ($0.visibility == .public || ($0.visibility == .private && $0.authorId == viewer)) }.map(\.id)
         let commentIds = rows.filter { $0.kind == .comment && $0.visibility != .gone }.map(\.id)
