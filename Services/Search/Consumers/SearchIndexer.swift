@@ -91,10 +91,35 @@ struct SearchIndexer: BatchEventHandler {
         }
         guard !newest.isEmpty else { return }
         let sorted = newest.values.sorted { $0.snapshot.post.id < $1.snapshot.post.id }
-        let (documents, rows) = await Self.prepare(sorted, knownWords: index?.lexicon)
-        let stored = try await Self.store(documents, rows: rows, in: connection)
+        for statement in Self.statements(of: sorted) {
+            let (documents, rows) = await Self.prepare(statement, knownWords: index?.lexicon)
+            let stored = try await Self.store(documents, rows: rows, in: connection)
+            index?.stored.add(Self.handOff(documents, stored))
+        }
         try await AuthorsProjection.applyPostAuthors(sorted.map(\.snapshot.post.author), in: connection)
-        index?.stored.add(Self.handOff(documents, stored))
+    }
+
+    /// The most text one statement of `store` carries (its JSON is about four times as much):
+    /// a backlog of 64 imported posts of 900 KiB made one parameter of 350 MB, past what a
+    /// jsonb holds, and the indexer failed on it again and again.
+    static let statementTextBytes = 16 << 20
+
+    /// `posts` in order, cut into statements of at most `statementTextBytes` of text (at least
+    /// one post each).
+    static func statements(of posts: [(snapshot: PostSnapshot, sequence: Int64)]) -> [[(snapshot: PostSnapshot, sequence: Int64)]] {
+        var statements: [[(snapshot: PostSnapshot, sequence: Int64)]] = []
+        var bytes = 0
+        for post in posts {
+            let text = post.snapshot.post.title.utf8.count + post.snapshot.post.content.utf8.count
+                + (post.snapshot.post.contentHtml?.utf8.count ?? 0) + (post.snapshot.contentText?.utf8.count ?? 0)
+            if statements.isEmpty || bytes + text > statementTextBytes {
+                statements.append([])
+                bytes = 0
+            }
+            statements[statements.count - 1].append(post)
+            bytes += text
+        }
+        return statements
     }
 
     /// The posts' documents and their rows' JSON, made on every core at once: splitting the
