@@ -140,7 +140,8 @@ public struct WriteUnit: Service {
 
     /// Deletes the answers older than their lifetime, `chunk` a statement (the backlog of a
     /// long outage in one statement could pass the statement timeout every time, and the
-    /// table never shrank); returns how many.
+    /// table never shrank); returns how many. The age is checked again on the row deleted: a
+    /// key used again meanwhile holds a new answer.
     @discardableResult
     public func purgeExpiredAnswers(chunk: Int = 10_000) async throws -> Int {
         let cutoff = clock().addingTimeInterval(-IdempotencyKey.lifetime)
@@ -148,7 +149,7 @@ public struct WriteUnit: Service {
         while true {
             let deleted = try await database.execute(
                 """
-                DELETE FROM idempotency_answers WHERE (user_id, key) IN (
+                DELETE FROM idempotency_answers WHERE created_at <= \(cutoff) AND (user_id, key) IN (
                     SELECT user_id, key FROM idempotency_answers WHERE created_at <= \(cutoff) ORDER BY created_at LIMIT \(chunk))
                 """)
             purged += deleted

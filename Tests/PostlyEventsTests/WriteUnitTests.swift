@@ -160,6 +160,30 @@ extension WriteUnitTests {
             #expect(left == ["live"])
         }
     }
+
+    /// An expired key used again while the purge runs holds a new answer: the purge leaves it
+    /// (it deleted it, and the request's retry ran the write a second time).
+    @Test func aKeyAnsweredAgainDuringThePurgeKeepsItsNewAnswer() async throws {
+        try await TestDatabase.with { database in
+            try await schema.apply(to: database)
+            let clock = TestClock()
+            let writes = WriteUnit(database: database, producer: "tests", clock: clock.now, logger: testLogger)
+            let idempotency = IdempotencyKey(key: "k", userId: "u", method: "POST", path: "/rows", body: [])
+            _ = try await writes.write(idempotency: idempotency) { _ in StoredAnswer(status: 204, headers: [], body: []) }
+            clock.advance(by: IdempotencyKey.lifetime + 1)
+            let answeredAgain = clock.now()
+            let purged = try await database.whileLocked(by: { connection in
+                try await connection.execute("UPDATE idempotency_answers SET created_at = \(answeredAgain), status = 201 WHERE key = 'k'")
+            }) { () async throws -> Task<Int, any Error> in
+                let purging = Task { try await writes.purgeExpiredAnswers() }
+                #expect(try await eventually(within: .seconds(5)) { try await database.someoneWaitsForALock() })
+                return purging
+            }
+            #expect(try await purged.value == 0)
+            let left = try await database.query("SELECT status FROM idempotency_answers WHERE key = 'k'").map { try $0.decode("status", as: Int.self) }
+            #expect(left == [201])
+        }
+    }
 }
 
 /// Lets `parties` tasks wait until all of them have arrived.
