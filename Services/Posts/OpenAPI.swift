@@ -196,7 +196,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/feeds/posts.rss": {
           "get": {
-            "summary": "RSS 2.0 feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "summary": "RSS 2.0 feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag, and Last-Modified once every write it counts has committed (seconds after a write); Cache-Control: public, max-age=300",
             "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
             "responses": {
               "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
@@ -214,7 +214,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/feeds/posts.atom": {
           "get": {
-            "summary": "Atom (RFC 4287) feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "summary": "Atom (RFC 4287) feed of the site's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag, and Last-Modified once every write it counts has committed (seconds after a write); Cache-Control: public, max-age=300",
             "parameters": [{"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
             "responses": {
               "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},
@@ -232,7 +232,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/users/{userId}/feed.rss": {
           "get": {
-            "summary": "RSS 2.0 feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "summary": "RSS 2.0 feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag, and Last-Modified once every write it counts has committed (seconds after a write); Cache-Control: public, max-age=300",
             "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
             "responses": {
               "200": {"description": "The feed", "content": {"application/rss+xml": {"schema": {"type": "string"}}}},
@@ -252,7 +252,7 @@ let openAPI = OpenAPIDocument(
         },
         "/api/users/{userId}/feed.atom": {
           "get": {
-            "summary": "Atom (RFC 4287) feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag and Last-Modified; Cache-Control: public, max-age=300",
+            "summary": "Atom (RFC 4287) feed of one author's 20 latest published posts (HEAD too): full sanitized HTML, tag-URI ids that survive slug changes, author names, never emails. ETag, and Last-Modified once every write it counts has committed (seconds after a write); Cache-Control: public, max-age=300",
             "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/ifNoneMatch"}, {"$ref": "#/components/parameters/ifModifiedSince"}],
             "responses": {
               "200": {"description": "The feed", "content": {"application/atom+xml": {"schema": {"type": "string"}}}},

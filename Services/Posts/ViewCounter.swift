@@ -10,7 +10,9 @@ public final class ViewCounter: Service, Sendable {
     private struct Counts {
         var pending: [String: Int] = [:]
         /// The batch a flush is writing: still unwritten until the read model has its totals
-        /// (a post read meanwhile lost the batch's views for as long as the write took).
+        /// (a post read meanwhile lost the batch's views for as long as the write took). A post
+        /// read from the database between the commit and then counts the batch twice, for that
+        /// moment.
         var writing: [String: Int] = [:]
 
         func unwritten(_ postId: String) -> Int { pending[postId, default: 0] + writing[postId, default: 0] }

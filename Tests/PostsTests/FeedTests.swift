@@ -251,6 +251,33 @@ import TestSupport
         }
     }
 
+    /// A feed kept unsettled is rendered again after its life by one reader, while the others
+    /// are served it: every reader at that moment rendered it.
+    @Test func anUnsettledFeedIsRenderedAgainByOneReader() async throws {
+        let cache = FeedCache()
+        let key = FeedCache.Key(format: .rss, authorId: nil)
+        let unsettled = RenderedFeed(format: .rss, body: Array("old".utf8), lastModified: Date(), isSettled: false)
+        _ = try await cache.feed(key) { unsettled }
+        try await Task.sleep(for: FeedCache.unsettledLife + .milliseconds(100))
+        let renders = LoadCounter()
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    let feed = try await cache.feed(key) {
+                        renders.add()
+                        try await Task.sleep(for: .milliseconds(300))
+                        return RenderedFeed(format: .rss, body: Array("new".utf8), lastModified: Date(), isSettled: true)
+                    }
+                    return String(decoding: feed.body, as: UTF8.self)
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(renders.count == 1)
+        #expect(bodies.filter { $0 == "new" }.count == 1 && bodies.filter { $0 == "old" }.count == 9)
+        #expect(String(decoding: try await cache.feed(key) { unsettled }.body, as: UTF8.self) == "new")
+    }
+
     @Test func theFeedCacheKeepsWithinItsBytes() async throws {
         do {
             let cache = FeedCache(capacityBytes: 1 << 20)

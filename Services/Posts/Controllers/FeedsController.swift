@@ -53,7 +53,7 @@ struct RenderedFeed: Sendable {
     /// IMF-fixdate; nil while not settled.
     let lastModified: String?
     let lastModifiedSecond: Date
-    let renderedAt = ContinuousClock.now
+    var renderedAt = ContinuousClock.now
 
     init(format: FeedFormat, body: [UInt8], lastModified: Date, isSettled: Bool) {
         self.body = body

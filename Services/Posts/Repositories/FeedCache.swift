@@ -33,11 +33,19 @@ final class FeedCache: Sendable {
         }
     }
 
-    /// The feed of `key`, rendered by `render` when none is kept (or one unsettled past its
-    /// life). Two first readers may both render: the feed is the same.
+    /// The feed of `key`, rendered by `render` when none is kept, or by one reader when the one
+    /// kept is unsettled past its life. Two first readers may both render: the feed is the same.
     func feed(_ key: Key, render: () async throws -> RenderedFeed) async throws -> RenderedFeed {
-        let (kept, generation) = state.withLock { ($0.feeds.value(of: key), $0.generation) }
-        if let kept, kept.lastModified != nil || kept.renderedAt.duration(to: .now) < Self.unsettledLife { return kept }
+        let (kept, generation) = state.withLock { state -> (RenderedFeed?, UInt64) in
+            guard let kept = state.feeds.value(of: key) else { return (nil, state.generation) }
+            if kept.lastModified == nil, kept.renderedAt.duration(to: .now) >= Self.unsettledLife {
+                // Its life is over: this reader renders it again, the others are served it meanwhile.
+                state.feeds.update(key) { $0.renderedAt = .now }
+                return (nil, state.generation)
+            }
+            return (kept, state.generation)
+        }
+        if let kept { return kept }
         let feed = try await render()
         state.withLock { state in
             guard state.generation == generation else { return }

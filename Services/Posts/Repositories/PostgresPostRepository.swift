@@ -405,12 +405,14 @@ public struct PostgresPostRepository: PostRepository {
     public func feed(authorId: String?, epoch: Date) async throws -> FeedContent {
         // Before the feed's snapshot: a write it cannot see is stamped at or after this (its
         // transaction was running now, or begins later; a second spares the few microseconds
-        // between a transaction's start and its report).
+        // between a transaction's start and its report). Only clients write: autovacuum's
+        // long runs would hold it back.
         let settled = try await database.retryingTransaction { connection in
             try await connection.query(
                 """
                 SELECT least(clock_timestamp() - interval '1 second', min(xact_start)) AS settled
-                FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                FROM pg_stat_activity
+                WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
                 """
             ).first?.decode("settled", as: Date.self) ?? .distantPast
         }
