@@ -134,7 +134,11 @@ import TestSupport
             #expect(try await eventually(within: .seconds(5)) {
                 try await api.database.query("SELECT views FROM posts WHERE id = \(post.id)")[0].decode("views", as: Int.self) == 5
             })
-            #expect(try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 5)
+            // Once the flush has ended (a post read from the database between its commit and its
+            // end counts the batch twice, for that moment).
+            #expect(try await eventually(within: .seconds(5)) {
+                try await api.request(.get, "/api/posts/\(post.id)?countView=false").post().views == 5
+            })
         }
     }
 

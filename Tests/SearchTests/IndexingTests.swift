@@ -89,23 +89,24 @@ import TestSupport
     /// A backlog of long posts is stored a few megabytes of text a statement, in order: 64
     /// imported posts of 900 KiB made one parameter of 350 MB, past what a jsonb holds.
     @Test func aBatchOfLongPostsIsStoredInStatementsOfBoundedText() {
-        let long = String(repeating: "kayak ", count: 150_000)  // 900 KB
-        let posts = (0..<64).map { n -> (snapshot: PostSnapshot, sequence: Int64) in
-            guard case .postCreated(let snapshot) = postEvent(.created, id: "p\(n)", title: "Long", content: long, sequence: 1).data else {
+        func post(_ id: String, content: String) -> (snapshot: PostSnapshot, sequence: Int64) {
+            guard case .postCreated(let snapshot) = postEvent(.created, id: id, title: "Long", content: content, sequence: 1).data else {
                 fatalError("a creation")
             }
             return (snapshot, 1)
         }
+        let long = String(repeating: "kayak ", count: 150_000)  // 900 KB
+        let posts = (0..<64).map { post("p\($0)", content: long) }
         let statements = SearchIndexer.statements(of: posts)
         #expect(statements.flatMap { $0.map(\.snapshot.post.id) } == posts.map(\.snapshot.post.id))
         #expect(statements.count > 1)
-        for statement in statements where statement.count > 1 {
-            let text = statement.reduce(0) { $0 + $1.snapshot.post.content.utf8.count }
-            #expect(text <= SearchIndexer.statementTextBytes)
+        for statement in statements {
+            #expect(statement.reduce(0) { $0 + SearchIndexer.textBytes(of: $1.snapshot) } <= SearchIndexer.statementTextBytes)
         }
-        // One post past the bound on its own is a statement of its own.
-        let huge = [(snapshot: PostSnapshot, sequence: Int64)](repeating: posts[0], count: 1)
-        #expect(SearchIndexer.statements(of: huge).count == 1)
+        // A post past the bound on its own is a statement of its own.
+        let huge = post("huge", content: String(repeating: "x", count: SearchIndexer.statementTextBytes + 1))
+        let around = SearchIndexer.statements(of: [posts[0], huge, posts[1]])
+        #expect(around.map { $0.map(\.snapshot.post.id) } == [["p0"], ["huge"], ["p1"]])
     }
 
     @Test func anAuthorsNewNameAndPictureShowOnEveryPostAndAreSearched() async throws {

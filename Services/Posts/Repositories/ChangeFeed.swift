@@ -138,7 +138,7 @@ struct ChangeFeed: Sendable {
                 """
             ).map(Row.init)
             var more = rows.count == limit
-            let fitting = try await Self.fitting(rows, in: connection)
+            let fitting = try await Self.fitting(rows, viewer: viewer, in: connection)
             if fitting < rows.count {
                 rows.removeSubrange(fitting...)
                 more = true
@@ -289,15 +289,15 @@ struct ChangeFeed: Sendable {
     /// one), known before the texts are read: 500 posts of a megabyte were read whole, half a
     /// gigabyte for anyone's one request, and then cut. The sizes come from the values'
     /// headers, without reading them.
-    static func fitting(_ rows: [Row], in connection: DatabaseConnection) async throws -> Int {
-        let postIds = rows.filter { $0.kind == .post && $0.visibility != .gone }.map(\.id)
-        let commentIds = rows.filter { $0.kind == .comment && $0.visibility != .gone }.map(\.id)
+    static func fitting(_ rows: [Row], viewer: String?, in connection: DatabaseConnection) async throws -> Int {
+        let postIds = rows.filter { Self.showsPost($0, to: viewer) }.map(\.id)
+        let commentIds = rows.filter(Self.showsComment).map(\.id)
         guard !postIds.isEmpty || !commentIds.isEmpty else { return rows.count }
         var sizes: [String: Int] = [:]
         for row in try await connection.query(
             """
             SELECT 'post:' || p.id AS key, octet_length(p.title) + octet_length(p.content) + coalesce(octet_length(p.content_html), 0)
-                + octet_length(p.excerpt) + coalesce((SELECT sum(octet_length(c.content)) FROM comments c WHERE c.post_id = p.id), 0) AS bytes
+                + octet_length(p.excerpt) + coalesce((SELECT sum(300 + octet_length(c.content)) FROM comments c WHERE c.post_id = p.id), 0) AS bytes
             FROM posts p WHERE p.id = ANY(\(postIds))
             UNION ALL
             SELECT 'comment:' || id, octet_length(content) FROM comments WHERE id = ANY(\(commentIds))
@@ -313,9 +313,18 @@ struct ChangeFeed: Sendable {
         return rows.count
     }
 
+    /// Whether a row's entry carries its post (to others, a draft is a tombstone).
+    private static func showsPost(_ row: Row, to viewer: String?) -> Bool {
+        row.kind == .post && (row.visibility == .public || (row.visibility == .private && row.authorId == viewer))
+    }
+
+    private static func showsComment(_ row: Row) -> Bool {
+        row.kind == .comment && row.visibility != .gone
+    }
+
     private static func entries(_ rows: [Row], epoch: String, viewer: String?, in connection: DatabaseConnection) async throws -> [(entry: ChangeEntry, cursor: ChangeCursor)] {
-        let shownPostIds = rows.filter { $0.kind == .post && ($0.visibility == .public || ($0.visibility == .private && $0.authorId == viewer)) }.map(\.id)
-        let commentIds = rows.filter { $0.kind == .comment && $0.visibility != .gone }.map(\.id)
+        let shownPostIds = rows.filter { Self.showsPost($0, to: viewer) }.map(\.id)
+        let commentIds = rows.filter(Self.showsComment).map(\.id)
         let authorIds = rows.filter { $0.kind == .author }.map(\.id)
         var posts: [String: Post] = [:]
         if !shownPostIds.isEmpty {

@@ -110,8 +110,7 @@ struct SearchIndexer: BatchEventHandler {
         var statements: [[(snapshot: PostSnapshot, sequence: Int64)]] = []
         var bytes = 0
         for post in posts {
-            let text = post.snapshot.post.title.utf8.count + post.snapshot.post.content.utf8.count
-                + (post.snapshot.post.contentHtml?.utf8.count ?? 0) + (post.snapshot.contentText?.utf8.count ?? 0)
+            let text = textBytes(of: post.snapshot)
             if statements.isEmpty || bytes + text > statementTextBytes {
                 statements.append([])
                 bytes = 0
@@ -120,6 +119,11 @@ struct SearchIndexer: BatchEventHandler {
             bytes += text
         }
         return statements
+    }
+
+    static func textBytes(of snapshot: PostSnapshot) -> Int {
+        snapshot.post.title.utf8.count + snapshot.post.content.utf8.count + (snapshot.post.contentHtml?.utf8.count ?? 0)
+            + (snapshot.contentText?.utf8.count ?? 0)
     }
 
     /// The posts' documents and their rows' JSON, made on every core at once: splitting the
