@@ -142,7 +142,8 @@ public final class OutboxRelay: Service {
     public func drain() async throws {
         while true {
             while try await publishPending() {}
-            let pending = try await database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL").first?.decode("pending", as: Int.self) ?? 0
+            let pending = try await database.query("SELECT count(*) AS pending FROM outbox WHERE sent_at IS NULL")
+                .first?.decode("pending", as: Int.self) ?? 0
             if pending == 0 { return }
             // Another instance holds some of them for a moment. Stopped, the wait ends at once
             // (the loop went on without a pause).

@@ -7,7 +7,7 @@ import PostlyService
 /// The RSS 2.0 and Atom feeds of the site and of each author: public, `HEAD` too, with
 /// `ETag` and `Last-Modified` and their 304s (RFC 9110 §13.1.2-13.1.3). A rendered feed is
 /// kept until the read model takes in a change a feed may show (`FeedCache`). `Last-Modified`
-/// is sent once it is settled (`FeedContent.isSettled`), a second or two after a write.
+/// is sent once it is settled (`FeedContent.isSettled`), seconds after a write.
 struct FeedsController: Sendable {
     let repository: any PostRepository
     let site: FeedSite

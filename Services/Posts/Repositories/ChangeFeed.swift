@@ -283,8 +283,6 @@ struct ChangeFeed: Sendable {
         return ChangeCursor(epoch: epoch, txid: UInt64(try last.decode("last_txid", as: String.self)) ?? 0, seq: try last.decode("seq"))
     }
 
-    /// The rows as entries for `viewer`, each with the cursor after it; rows whose entity is
-    /// gone meanwhile (in this snapshot) are left out.
     /// How many of `rows`, from the first, fit in a page by their texts' sizes (at least
     /// one), known before the texts are read: 500 posts of a megabyte were read whole, half a
     /// gigabyte for anyone's one request, and then cut. The sizes come from the values'
@@ -322,6 +320,8 @@ struct ChangeFeed: Sendable {
         row.kind == .comment && row.visibility != .gone
     }
 
+    /// The rows as entries for `viewer`, each with the cursor after it; rows whose entity is
+    /// gone meanwhile (in this snapshot) are left out.
     private static func entries(_ rows: [Row], epoch: String, viewer: String?, in connection: DatabaseConnection) async throws -> [(entry: ChangeEntry, cursor: ChangeCursor)] {
         let shownPostIds = rows.filter { Self.showsPost($0, to: viewer) }.map(\.id)
         let commentIds = rows.filter(Self.showsComment).map(\.id)
