@@ -15,6 +15,10 @@ extension CurlHTTPClient {
         public var connectTimeout: Duration?
         /// Overrides ``Configuration/maxResponseBytes`` for this request.
         public var maxResponseBytes: Int?
+        /// Whether the response's body is kept. A caller that reads only the status sets it
+        /// false: the body is read and dropped whatever its size, so a long error page never
+        /// turns the answer into ``CurlError/responseTooLarge(limit:)`` and its status is kept.
+        public var keepsBody = true
         /// `HOST:PORT:ADDRESS` entries (curl's `CURLOPT_RESOLVE`): the request connects to
         /// ADDRESS for HOST:PORT without asking DNS, so a caller that checked where a name
         /// leads can pin the request there. The entry then stays in the client's DNS cache as

@@ -32,6 +32,7 @@ struct PreparedTransfer: Sendable {
     let id = TransferID()
     let easy: EasyHandle
     let maxResponseBytes: Int
+    let keepsBody: Bool
     let connectTimeout: Duration
     let timeout: Duration
     /// Method and URL without credentials or query, for logs.
@@ -40,6 +41,7 @@ struct PreparedTransfer: Sendable {
     init(_ request: CurlHTTPClient.Request, configuration: CurlHTTPClient.Configuration) throws(CurlError) {
         try request.validate()
         maxResponseBytes = request.maxResponseBytes ?? configuration.maxResponseBytes
+        keepsBody = request.keepsBody
         connectTimeout = request.connectTimeout ?? configuration.connectTimeout
         timeout = request.timeout ?? configuration.timeout
         summary = "\(request.method) \(redacted(url: request.url))"
@@ -120,7 +122,7 @@ struct PreparedTransfer: Sendable {
         } else {
             try check(postly_curl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
         }
-        if method != "HEAD" {
+        if method != "HEAD", keepsBody {
             // Refuses a declared Content-Length over the cap before any byte of the body arrives;
             // the write callback enforces the cap on bodies of unknown length.
             try check(postly_curl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxResponseBytes)), "MAXFILESIZE_LARGE")

@@ -52,6 +52,7 @@ final class RunningTransfer {
     }
 
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard transfer.keepsBody else { return true }
         guard bytes.count <= transfer.maxResponseBytes - body.count else {
             exceededLimit = true
             return false

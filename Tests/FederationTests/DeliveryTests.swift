@@ -241,11 +241,15 @@ import TestSupport
         }
     }
 
-    @Test func aGoneInboxIsNotRetriedAndItsFollowersAreDropped() async throws {
+    /// Also when it answers with a long error page: the page lost the status, and the delivery
+    /// was retried for days and its followers kept.
+    @Test(arguments: [0, 200_000])
+    func aGoneInboxIsNotRetriedAndItsFollowersAreDropped(pageBytes: Int) async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in
                 try await followed(service, by: peer)
                 peer.answer.withLock { $0 = (.gone, [:]) }
+                peer.answerBodyBytes.withLock { $0 = pageBytes }
                 try await service.apply(postEvent(.created, id: UUID().uuidString, author: ada, sequence: 1))
                 _ = try await eventually(seconds: 5) { peer.activities("Create").first }
                 try await Task.sleep(for: .milliseconds(500))

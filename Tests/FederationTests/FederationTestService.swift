@@ -115,6 +115,8 @@ final class RemotePeer: Sendable {
     let base: String
     let received = Locked<[Received]>([])
     let answer = Locked<(status: HTTPResponse.Status, headers: HTTPFields)>((.accepted, [:]))
+    /// How many bytes of body the answer carries (an error page).
+    let answerBodyBytes = Locked(0)
     /// How long the next activity received waits for its answer (once).
     let nextAnswerDelay = Locked<Duration?>(nil)
     /// The owner `/key` names: the peer's actor unless a test says otherwise.
@@ -194,7 +196,8 @@ final class RemotePeer: Sendable {
                 }
                 if let delay { try await Task.sleep(for: delay) }
                 let answer = peer.answer.value
-                return Response(status: answer.status, headers: answer.headers)
+                let page = ByteBuffer(repeating: UInt8(ascii: "x"), count: peer.answerBodyBytes.value)
+                return Response(status: answer.status, headers: answer.headers, body: .init(byteBuffer: page))
             }
         }
         return try await withLoopbackServer(router) { base in

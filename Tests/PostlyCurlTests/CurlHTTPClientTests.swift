@@ -186,6 +186,19 @@ struct CurlHTTPClientTests {
         }
     }
 
+    /// A request that keeps no body gets the status of an answer of any length, declared or
+    /// streamed (it was `responseTooLarge`, and the status was lost).
+    @Test func aRequestThatKeepsNoBodyGetsTheStatusOfAnyAnswer() async throws {
+        try await withServerAndClient(.init(maxResponseBytes: 1000)) { server, client in
+            for path in ["/bytes/200000", "/stream/200000"] {
+                var request = CurlHTTPClient.Request.get("\(server.baseURL)\(path)")
+                request.keepsBody = false
+                let answer = try await client.execute(request)
+                #expect(answer.status == 200 && answer.body.isEmpty, "\(path)")
+            }
+        }
+    }
+
     @Test func aStreamedBodyOverTheCapIsRefusedWhileItArrives() async throws {
         try await withServerAndClient { server, client in
             await #expect(throws: CurlError.responseTooLarge(limit: 50_000)) {

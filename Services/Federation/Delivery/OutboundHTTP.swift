@@ -25,14 +25,15 @@ struct OutboundHTTP: Sendable {
             by: min(deadline, .now + timeout))
     }
 
-    /// A POST of an activity, signed by `key` as `keyId`.
+    /// A POST of an activity, signed by `key` as `keyId`: its answer's status, without its
+    /// body (a gone server's long error page lost the status, and it was retried for days).
     func post(_ url: String, body: [UInt8], keyId: String, key: ActorKeyPair) async throws -> CurlHTTPClient.Response {
         let started = ContinuousClock.now
         let headers = try HTTPSignature.sign(method: "POST", url: url, body: body, keyId: keyId, key: key)
         Self.signing.recordSeconds(started.duration(to: .now).seconds)
-        return try await send(
-            .init(method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10),
-            by: .now + timeout)
+        var request = CurlHTTPClient.Request(method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body)
+        request.keepsBody = false
+        return try await send(request, by: .now + timeout)
     }
 
     /// `request`, its name lookup included, ended by `deadline`.
