@@ -262,8 +262,19 @@ final class PostgresConnection: Sendable {
     }
 
     /// Whether the last command left a transaction open; none once the connection is closed.
+    /// A connection the server closed during the command says nothing: it is where it was
+    /// before (libpq's "unknown" was taken for inside a transaction, and a connection lost
+    /// outside one never reconnected).
     private static func recordTransactionStatus(_ state: inout State) {
-        state.inTransaction = state.handle.map { PQtransactionStatus($0.pointer) != PQTRANS_IDLE } ?? false
+        guard let handle = state.handle else {
+            state.inTransaction = false
+            return
+        }
+        switch PQtransactionStatus(handle.pointer) {
+        case PQTRANS_IDLE: state.inTransaction = false
+        case PQTRANS_UNKNOWN: break
+        default: state.inTransaction = true
+        }
     }
 
     /// The connection is lost: closes it, with libpq's account of why taken first (closing

@@ -190,6 +190,26 @@ struct TransactionTests {
         }
     }
 
+    /// A connection the server closes during a statement outside a transaction (a restart)
+    /// connects again for the next one: it was taken for lost inside a transaction, and every
+    /// later statement on it failed (a lost COMMIT's questions after a restart among them).
+    @Test func aConnectionLostDuringAStatementOutsideATransactionConnectsAgain() async throws {
+        try await TestDatabase.with { database in
+            try await database.withConnection { connection in
+                let pid = try await connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
+                let ending = Task {
+                    _ = try await eventually {
+                        try await !database.query("SELECT 1 FROM pg_stat_activity WHERE pid = \(pid) AND query LIKE 'SELECT pg_sleep%'").isEmpty
+                    }
+                    try await database.execute("SELECT pg_terminate_backend(\(pid)::int)")
+                }
+                await #expect(throws: DatabaseError.self) { try await connection.execute("SELECT pg_sleep(10)") }
+                try await ending.value
+                #expect(try await connection.query("SELECT 1 AS one")[0].decode("one", as: Int.self) == 1)
+            }
+        }
+    }
+
     /// A statement cancelled by `statement_timeout` (here a lock it waited for) is the
     /// database unable to do it now: 503 for a request, a later try for a consumer.
     @Test func aStatementPastItsTimeoutIsTheDatabaseUnavailable() async throws {
