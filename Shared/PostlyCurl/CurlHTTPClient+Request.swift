@@ -16,8 +16,9 @@ extension CurlHTTPClient {
         /// Overrides ``Configuration/maxResponseBytes`` for this request.
         public var maxResponseBytes: Int?
         /// Whether the response's body is kept. A caller that reads only the status sets it
-        /// false: the body is read and dropped whatever its size, so a long error page never
-        /// turns the answer into ``CurlError/responseTooLarge(limit:)`` and its status is kept.
+        /// false: the body is read and dropped up to ``maxResponseBytes``, and the transfer
+        /// ends there, so a long or endless error page never turns the answer into
+        /// ``CurlError/responseTooLarge(limit:)`` or a timeout, and its status is kept.
         public var keepsBody = true
         /// `HOST:PORT:ADDRESS` entries (curl's `CURLOPT_RESOLVE`): the request connects to
         /// ADDRESS for HOST:PORT without asking DNS, so a caller that checked where a name

@@ -10,6 +10,8 @@ final class RunningTransfer {
     let continuation: CheckedContinuation<CurlHTTPClient.Response, any Error>
     private var headers: [(name: String, value: String)] = []
     private var body: [UInt8] = []
+    /// Bytes of the body received, kept or not.
+    private var bodyBytes = 0
     private var exceededLimit = false
     /// libcurl writes its detailed message for a failure here.
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
@@ -51,13 +53,16 @@ final class RunningTransfer {
         return CURLE_OK
     }
 
+    /// Keeps the body up to the cap. A body that is not kept is read up to the cap too, so a
+    /// short one ends and leaves its connection for the next request, and a longer one is not
+    /// downloaded for nothing: the transfer ends there with the status already received.
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard transfer.keepsBody else { return true }
-        guard bytes.count <= transfer.maxResponseBytes - body.count else {
+        guard bytes.count <= transfer.maxResponseBytes - bodyBytes else {
             exceededLimit = true
             return false
         }
-        body.append(contentsOf: bytes)
+        bodyBytes += bytes.count
+        if transfer.keepsBody { body.append(contentsOf: bytes) }
         return true
     }
 
@@ -84,7 +89,7 @@ final class RunningTransfer {
     func outcome(_ code: CURLcode) -> Result<CurlHTTPClient.Response, CurlError> {
         let handle = transfer.easy.pointer
         switch code {
-        case CURLE_OK:
+        case CURLE_OK, CURLE_WRITE_ERROR where exceededLimit && !transfer.keepsBody:
             var status = 0
             _ = postly_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
             return .success(CurlHTTPClient.Response(status: status, headers: headers, body: body))

@@ -199,6 +199,24 @@ struct CurlHTTPClientTests {
         }
     }
 
+    /// A body that is not kept is read up to the cap, and the transfer ends there with its
+    /// status: an endless error page was read until the timeout, which then lost the status.
+    @Test func aRequestThatKeepsNoBodyEndsAnEndlessAnswerWithItsStatus() async throws {
+        try await withServerAndClient(.init(maxResponseBytes: 1000)) { server, client in
+            var endless = CurlHTTPClient.Request.get("\(server.baseURL)/endless/410")
+            endless.keepsBody = false
+            endless.timeout = .seconds(5)
+            let answer = try await client.execute(endless)
+            #expect(answer.status == 410 && answer.body.isEmpty)
+
+            // A slow body under the cap still ends at the timeout.
+            var drip = CurlHTTPClient.Request.get("\(server.baseURL)/drip")
+            drip.keepsBody = false
+            drip.timeout = .milliseconds(300)
+            await #expect(throws: CurlError.timeout) { try await client.execute(drip) }
+        }
+    }
+
     @Test func aStreamedBodyOverTheCapIsRefusedWhileItArrives() async throws {
         try await withServerAndClient { server, client in
             await #expect(throws: CurlError.responseTooLarge(limit: 50_000)) {

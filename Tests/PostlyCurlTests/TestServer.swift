@@ -77,6 +77,15 @@ struct TestServer: Sendable {
             })
         }
 
+        // `code` with a body that never ends, until the client closes the connection.
+        router.get("endless/:code") { _, context -> Response in
+            let code = try context.parameters.require("code", as: Int.self)
+            return Response(status: .init(code: code), body: ResponseBody { writer in
+                let chunk = ByteBuffer(bytes: pattern(count: 16 * 1024))
+                while true { try await writer.write(chunk) }
+            })
+        }
+
         router.get("sleep/:milliseconds") { _, context -> String in
             let milliseconds = try context.parameters.require("milliseconds", as: Int.self)
             try await Task.sleep(for: .milliseconds(milliseconds))
