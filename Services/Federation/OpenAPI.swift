@@ -96,7 +96,25 @@ let openAPI = OpenAPIDocument(
         "/ap/posts/{postId}": {
           "get": {
             "summary": "A published post as an Article (content: its sanitized HTML); a deleted one as a Tombstone",
+            "description": "The object of the post's first publication. A post published again after it was unpublished is a new object, /ap/posts/{postId}/{publication}; this one is then a Tombstone (410).",
             "parameters": [{"name": "postId", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/Activity"},
+              "400": {"$ref": "#/components/responses/Problem"},
+              "404": {"$ref": "#/components/responses/Problem"},
+              "410": {"$ref": "#/components/responses/Activity"},
+              "503": {"$ref": "#/components/responses/Unavailable"}
+            }
+          }
+        },
+        "/ap/posts/{postId}/{publication}": {
+          "get": {
+            "summary": "The object of a later publication of a post: an Article while it is the current one, then a Tombstone",
+            "description": "Servers keep a deleted object's tombstone and refuse another Create of its id, so a post published again after it was unpublished gets a new id, numbered by the sequence of its Create. An earlier publication answers 410, a number that is none 404.",
+            "parameters": [
+              {"name": "postId", "in": "path", "required": true, "schema": {"type": "string"}},
+              {"name": "publication", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
             "responses": {
               "200": {"$ref": "#/components/responses/Activity"},
               "400": {"$ref": "#/components/responses/Problem"},

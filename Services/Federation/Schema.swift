@@ -149,4 +149,13 @@ let schema = Migrations([
             CREATE INDEX deliveries_by_object ON deliveries (object_id, inbox, id) WHERE NOT dead;
             DROP INDEX deliveries_post_changes;
             """),
+    Migration(
+        version: 8, name: "an object per publication",
+        sql: """
+            -- A post published again after it was unpublished is a new object: servers keep the
+            -- tombstone of a deleted object and refuse another Create of its id. `publication`:
+            -- the sequence of the Create that named the post's last object (its id is the post's
+            -- followed by it); NULL while that is the first, whose id is the post's own.
+            ALTER TABLE articles ADD COLUMN publication bigint;
+            """),
 ])

@@ -90,20 +90,43 @@ import TestSupport
         }
     }
 
-    @Test func anUnpublishedPostIsDeletedAndARepublishedOneCreatedAgain() async throws {
+    /// A post published again is a new object, whose Create servers accept: they keep the
+    /// tombstone of the last one's Delete and refuse another Create of its id (it was the same).
+    @Test func anUnpublishedPostIsDeletedAndARepublishedOneCreatedAgainAsANewObject() async throws {
         try await FederationTestService.run { service in
             try await RemotePeer.with { peer in
                 try await followed(service, by: peer)
                 let post = UUID().uuidString.lowercased()
+                func objects(_ type: String) -> [String] { peer.activities(type).compactMap { $0.activity?["object"]?["id"]?.string } }
                 try await service.apply(postEvent(.created, id: post, author: ada, sequence: 1))
                 // Delivered first: a Create still pending when its Delete is queued is dropped.
                 _ = try await eventually(seconds: 5) { peer.activities("Create").first }
                 try await service.apply(postEvent(.updated, id: post, status: .draft, author: ada, sequence: 2))
                 #expect(try await eventually(seconds: 5) { peer.activities("Delete").first } != nil)
                 #expect(try await service.get("/ap/posts/\(post)").status == .notFound)
-                try await service.apply(postEvent(.updated, id: post, author: ada, sequence: 3))
-                let creates = try await eventually(seconds: 5) { peer.activities("Create").count == 2 ? peer.activities("Create") : nil }
-                #expect(Set(creates?.compactMap { $0.activity?["id"]?.string } ?? []).count == 2)
+                #expect(objects("Create") == [service.urls.article(post)] && objects("Delete") == [service.urls.article(post)])
+
+                try await service.apply(postEvent(.updated, id: post, title: "Again", author: ada, sequence: 3))
+                let second = service.urls.article(post, publication: 3)
+                #expect(try await eventually { objects("Create").count == 2 })
+                #expect(objects("Create") == [service.urls.article(post), second])
+                // The new object answers; the first is gone; numbers that were never one are not there.
+                let article = try await service.get("/ap/posts/\(post)/3")
+                #expect(article.status == .ok && JSONValue.parse(Array(article.body))?["id"]?.string == second)
+                #expect(JSONValue.parse(Array(article.body))?["name"]?.string == "Again")
+                let first = try await service.get("/ap/posts/\(post)")
+                #expect(first.status == .gone && JSONValue.parse(Array(first.body))?["id"]?.string == service.urls.article(post))
+                for never in ["4", "03", "x"] { #expect(try await service.get("/ap/posts/\(post)/\(never)").status == .notFound, "\(never)") }
+                let outbox = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/outbox?page=1").body))
+                guard case .array(let items)? = outbox?["orderedItems"] else { Issue.record("no items"); return }
+                #expect(items.map { $0["object"]?["id"]?.string } == [second])
+
+                // Its edits and its deletion name it.
+                try await service.apply(postEvent(.updated, id: post, title: "Edited", author: ada, sequence: 4))
+                #expect(try await eventually { objects("Update") == [second] })
+                try await service.apply(postEvent(.deleted, id: post, author: ada, sequence: 5))
+                #expect(try await eventually { objects("Delete") == [service.urls.article(post), second] })
+                #expect(try await service.get("/ap/posts/\(post)/3").status == .gone)
             }
         }
     }

@@ -39,10 +39,11 @@ struct ActivityDocuments: Sendable {
         ]
     }
 
-    /// A published post. Its HTML is the posts service's sanitized rendering.
-    func article(_ post: Post) -> JSONValue {
+    /// A published post, the object of its `publication` (see `FederationURLs.article`). Its
+    /// HTML is the posts service's sanitized rendering.
+    func article(_ post: Post, publication: Int64?) -> JSONValue {
         var article: [String: JSONValue] = [
-            "id": .string(urls.article(post.id)), "type": "Article", "name": .string(post.title),
+            "id": .string(urls.article(post.id, publication: publication)), "type": "Article", "name": .string(post.title),
             "content": .string(post.contentHtml ?? ""), "mediaType": "text/html", "summary": .string(post.excerpt),
             "url": .string(urls.permalink.url(of: post)), "attributedTo": .string(urls.actor(post.author.userId)),
             "published": Self.date(post.publishedAt ?? post.createdAt), "updated": Self.date(post.updatedAt),
@@ -52,8 +53,10 @@ struct ActivityDocuments: Sendable {
         return .object(article)
     }
 
-    func tombstone(postId: String, deletedAt: Date?) -> JSONValue {
-        var tombstone: [String: JSONValue] = ["id": .string(urls.article(postId)), "type": "Tombstone", "formerType": "Article"]
+    func tombstone(postId: String, publication: Int64?, deletedAt: Date?) -> JSONValue {
+        var tombstone: [String: JSONValue] = [
+            "id": .string(urls.article(postId, publication: publication)), "type": "Tombstone", "formerType": "Article",
+        ]
         if let deletedAt { tombstone["deleted"] = Self.date(deletedAt) }
         return .object(tombstone)
     }
@@ -65,11 +68,15 @@ struct ActivityDocuments: Sendable {
         return .object(fields)
     }
 
-    /// An activity of a post's author about the post: `Create`, `Update` or `Delete`, its id
-    /// made from the post's and the event's sequence, so a retry or a replay repeats it.
-    func postActivity(_ type: String, postId: String, authorId: String, sequence: Int64, object: JSONValue, at date: Date) -> JSONValue {
+    /// An activity of a post's author about the object of one of its publications: `Create`,
+    /// `Update` or `Delete`, its id made from the object's and the event's sequence, so a retry
+    /// or a replay repeats it.
+    func postActivity(
+        _ type: String, postId: String, publication: Int64?, authorId: String, sequence: Int64, object: JSONValue, at date: Date
+    ) -> JSONValue {
         [
-            "@context": Self.context, "id": .string("\(urls.article(postId))#\(type.lowercased())-\(sequence)"), "type": .string(type),
+            "@context": Self.context, "id": .string("\(urls.article(postId, publication: publication))#\(type.lowercased())-\(sequence)"),
+            "type": .string(type),
             "actor": .string(urls.actor(authorId)), "published": Self.date(date),
             "to": [.string(FederationURLs.publicAudience)], "cc": [.string(urls.followers(authorId))], "object": object,
         ]
@@ -107,7 +114,7 @@ struct ActivityDocuments: Sendable {
     }
 
     /// An outbox: the collection with its first page's link, or page `page` of it.
-    func outbox(_ userId: String, totalItems: Int, page: Int?, pageSize: Int, posts: [(post: Post, createSequence: Int64)]) -> JSONValue {
+    func outbox(_ userId: String, totalItems: Int, page: Int?, pageSize: Int, posts: [ArticleRepository.Published]) -> JSONValue {
         let id = urls.outbox(userId)
         let pages = max(1, (totalItems + pageSize - 1) / pageSize)
         guard let page else {
@@ -119,8 +126,11 @@ struct ActivityDocuments: Sendable {
         var collection: [String: JSONValue] = [
             "@context": Self.context, "id": .string("\(id)?page=\(page)"), "type": "OrderedCollectionPage", "partOf": .string(id),
             "totalItems": .integer(totalItems),
-            "orderedItems": .array(posts.map { post, sequence in
-                postActivity("Create", postId: post.id, authorId: userId, sequence: sequence, object: article(post), at: post.publishedAt ?? post.createdAt)
+            "orderedItems": .array(posts.map { published in
+                let post = published.post
+                return postActivity(
+                    "Create", postId: post.id, publication: published.publication, authorId: userId, sequence: published.createSequence,
+                    object: article(post, publication: published.publication), at: post.publishedAt ?? post.createdAt)
             }),
         ]
         if page < pages { collection["next"] = .string("\(id)?page=\(page + 1)") }

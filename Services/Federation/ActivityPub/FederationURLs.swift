@@ -30,7 +30,12 @@ struct FederationURLs: Sendable {
     func following(_ userId: String) -> String { actor(userId) + "/following" }
     /// The key of an actor (a user id, or the instance actor's `InstanceActor.id`).
     func key(of actorId: String) -> String { (actorId == InstanceActor.id ? instanceActor : actor(actorId)) + "#main-key" }
-    func article(_ postId: String) -> String { "\(base)/ap/posts/\(postId)" }
+    /// The object of a post's publication: its first is the post's own id, each later one (a
+    /// republish) an id of its own, `publication` (the sequence of its Create's event), since
+    /// servers keep a deleted object's tombstone and refuse another Create of its id.
+    func article(_ postId: String, publication: Int64? = nil) -> String {
+        "\(base)/ap/posts/\(postId)" + (publication.map { "/\($0)" } ?? "")
+    }
     /// Where people see an author: their posts through the gateway.
     func profilePage(_ userId: String) -> String { "\(base)/api/users/\(userId)/posts" }
 

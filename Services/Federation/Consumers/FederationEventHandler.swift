@@ -8,7 +8,8 @@ import PostlyPostgres
 /// runner's transaction (the deliveries commit with the change that decided them):
 /// - a post's first event as published (a scheduled post's publish included) sends `Create`,
 ///   a later edit of it `Update`, its deletion or unpublishing `Delete{Tombstone}`; drafts,
-///   scheduled posts among them, never leave;
+///   scheduled posts among them, never leave; a post published again is a new object, whose
+///   `Create` servers accept after the last one's `Delete`;
 /// - a user event names the actor; a changed name or picture sends `Update{Person}`.
 /// The runner has dropped stale and repeated events already.
 struct FederationEventHandler: EventHandler {
@@ -47,23 +48,28 @@ struct FederationEventHandler: EventHandler {
         // An event written before posts carried its rendering is rendered here, as posts does.
         if isPublic { post.contentHtml = post.contentHtml ?? Markdown.render(post.content).html }
         let createSequence = isPublic ? (before.createSequence ?? sequence) : nil
-        try await ArticleRepository.store(post, deletedAt: deletedAt, createSequence: createSequence, in: connection)
+        // A stored post that is not federated was unpublished (a Delete went out): published
+        // again, it is a new object.
+        let publication = before.stored && before.createSequence == nil && isPublic ? sequence : before.publication
+        try await ArticleRepository.store(post, deletedAt: deletedAt, createSequence: createSequence, publication: publication, in: connection)
         let author = post.author.userId
-        let activity: JSONValue
+        func activity(_ type: String, _ object: JSONValue) -> JSONValue {
+            documents.postActivity(type, postId: post.id, publication: publication, authorId: author, sequence: sequence, object: object, at: date)
+        }
+        let sent: JSONValue
         switch (before.createSequence != nil, isPublic) {
         case (false, true):
-            activity = documents.postActivity("Create", postId: post.id, authorId: author, sequence: sequence, object: documents.article(post), at: date)
+            sent = activity("Create", documents.article(post, publication: publication))
         case (true, true):
             // An event that changes nothing the fediverse sees (a republish) sends nothing.
-            let article = documents.article(post)
-            if let shown = before.shown, documents.article(shown) == article { return }
-            activity = documents.postActivity("Update", postId: post.id, authorId: author, sequence: sequence, object: article, at: date)
+            let article = documents.article(post, publication: publication)
+            if let shown = before.shown, documents.article(shown, publication: publication) == article { return }
+            sent = activity("Update", article)
         case (true, false):
-            let tombstone = documents.tombstone(postId: post.id, deletedAt: deletedAt ?? date)
-            activity = documents.postActivity("Delete", postId: post.id, authorId: author, sequence: sequence, object: tombstone, at: date)
+            sent = activity("Delete", documents.tombstone(postId: post.id, publication: publication, deletedAt: deletedAt ?? date))
         case (false, false):
             return
         }
-        try await DeliveryQueue.toFollowers(of: author, activity, in: connection)
+        try await DeliveryQueue.toFollowers(of: author, sent, in: connection)
     }
 }

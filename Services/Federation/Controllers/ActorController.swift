@@ -38,7 +38,7 @@ struct ActorController: Sendable {
             return page
         }
         let total = try await articles.publishedCount(authorId: actor.userId)
-        var posts: [(post: Post, createSequence: Int64)] = []
+        var posts: [ArticleRepository.Published] = []
         if let page { posts = try await articles.outbox(authorId: actor.userId, page: page, limit: Self.pageSize) }
         return ActivityResponse(document: documents.outbox(actor.userId, totalItems: total, page: page, pageSize: Self.pageSize, posts: posts))
     }

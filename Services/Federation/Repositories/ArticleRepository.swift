@@ -6,19 +6,27 @@ import PostlyPostgres
 struct ArticleRepository: Sendable {
     let database: Database
 
-    /// What the id of a post answers.
+    /// What the object of a post's publication answers.
     enum Lookup: Sendable {
         case published(Post)
-        /// Deleted after it was published: a tombstone.
+        /// Deleted after it was published, or an earlier publication of a post published again:
+        /// a tombstone.
         case deleted(at: Date?)
         /// A draft, scheduled, never published and deleted, or unknown: nothing to show.
         case hidden
     }
 
-    func lookup(postId: String) async throws -> Lookup {
+    /// What the object of `postId`'s `publication` answers (see `FederationURLs.article`).
+    func lookup(postId: String, publication: Int64?) async throws -> Lookup {
         guard let row = try await database.query(
-            "SELECT status, post, deleted_at, published_at FROM articles WHERE post_id = \(postId)"
+            "SELECT status, post, deleted_at, published_at, publication FROM articles WHERE post_id = \(postId)"
         ).first else { return .hidden }
+        let current: Int64? = try row.decode("publication")
+        guard publication == current else {
+            // An earlier publication's object was deleted when the post was unpublished.
+            let isEarlier = current.map { (publication ?? 0) < $0 } ?? false
+            return isEarlier ? .deleted(at: nil) : .hidden
+        }
         switch try row.decode("status", as: String.self) {
         case "published":
             return .published(try Self.post(row))
@@ -29,14 +37,21 @@ struct ArticleRepository: Sendable {
         }
     }
 
-    /// An author's published posts, newest first, with the sequence of each one's Create.
-    func outbox(authorId: String, page: Int, limit: Int) async throws -> [(post: Post, createSequence: Int64)] {
+    /// A published post with the sequence of its Create and its publication.
+    struct Published: Sendable {
+        var post: Post
+        var createSequence: Int64
+        var publication: Int64?
+    }
+
+    /// An author's published posts, newest first.
+    func outbox(authorId: String, page: Int, limit: Int) async throws -> [Published] {
         try await database.query(
             """
-            SELECT post, create_sequence FROM articles WHERE author_id = \(authorId) AND status = 'published'
+            SELECT post, create_sequence, publication FROM articles WHERE author_id = \(authorId) AND status = 'published'
             ORDER BY published_at DESC, post_id LIMIT \(limit) OFFSET \((page - 1) * limit)
             """
-        ).map { (try Self.post($0), try $0.decode("create_sequence", as: Int64.self)) }
+        ).map { Published(post: try Self.post($0), createSequence: try $0.decode("create_sequence"), publication: try $0.decode("publication")) }
     }
 
     func publishedCount(authorId: String? = nil) async throws -> Int {
@@ -50,33 +65,43 @@ struct ArticleRepository: Sendable {
         /// It has a row: it was public once, or a tombstone.
         var stored = false
         var deleted = false
-        /// The event whose Create federated it; nil when it was never federated.
+        /// The event whose Create federated it; nil when it was never federated, or deleted or
+        /// unpublished since.
         var createSequence: Int64?
+        /// Its last publication (see `FederationURLs.article`).
+        var publication: Int64?
         /// The post as the fediverse was last shown it; nil unless it is public.
         var shown: Post?
     }
 
     /// What the events said of a post so far, its row locked until the transaction ends.
     static func state(of postId: String, in connection: DatabaseConnection) async throws -> State {
-        let rows = try await connection.query("SELECT status, create_sequence, post FROM articles WHERE post_id = \(postId) FOR UPDATE")
+        let rows = try await connection.query(
+            "SELECT status, create_sequence, publication, post FROM articles WHERE post_id = \(postId) FOR UPDATE")
         guard let row = rows.first else { return State() }
         return State(
             stored: true, deleted: try row.decode("status", as: String.self) == "deleted", createSequence: try row.decode("create_sequence"),
-            shown: row.isNull("post") ? nil : try post(row))
+            publication: try row.decode("publication"), shown: row.isNull("post") ? nil : try post(row))
     }
 
     /// Stores the post of a `post.*` event, a tombstone when `deletedAt` is set. `createSequence`:
-    /// the event whose Create federates it (nil: not federated). Only a public post keeps its
-    /// document: an unpublished one's is never shown. (A post never public is not stored.)
-    static func store(_ post: Post, deletedAt: Date?, createSequence: Int64?, in connection: DatabaseConnection) async throws {
+    /// the event whose Create federates it (nil: not federated); `publication`: its last. Only a
+    /// public post keeps its document: an unpublished one's is never shown. (A post never public
+    /// is not stored.)
+    static func store(
+        _ post: Post, deletedAt: Date?, createSequence: Int64?, publication: Int64?, in connection: DatabaseConnection
+    ) async throws {
         let status = deletedAt != nil ? "deleted" : post.status.rawValue
         let json = status == PostStatus.published.rawValue ? String(decoding: try PostlyJSON.encode(post), as: UTF8.self) : nil
         try await connection.execute(
             """
-            INSERT INTO articles (post_id, author_id, status, create_sequence, post, published_at, deleted_at)
-            VALUES (\(post.id), \(post.author.userId), \(status), \(createSequence), \(json)::jsonb, \(post.publishedAt), \(deletedAt))
+            INSERT INTO articles (post_id, author_id, status, create_sequence, publication, post, published_at, deleted_at)
+            VALUES (
+                \(post.id), \(post.author.userId), \(status), \(createSequence), \(publication), \(json)::jsonb, \(post.publishedAt),
+                \(deletedAt))
             ON CONFLICT (post_id) DO UPDATE SET
                 author_id = EXCLUDED.author_id, status = EXCLUDED.status, create_sequence = EXCLUDED.create_sequence,
+                publication = EXCLUDED.publication,
                 post = EXCLUDED.post, published_at = coalesce(EXCLUDED.published_at, articles.published_at),
                 deleted_at = EXCLUDED.deleted_at
             """)
