@@ -19,6 +19,11 @@ public enum DatabaseError: Error, Equatable, Sendable {
     case deadlockDetected
     /// SQLSTATE 55P03: a lock was not granted within `lock_timeout`.
     case lockNotAvailable
+    /// SQLSTATE 0A000 from a statement prepared earlier on the connection, inside a transaction:
+    /// a table it reads was altered since ("cached plan must not change result type", after a
+    /// newer release's migration). The statement is prepared afresh next time, so the
+    /// transaction may succeed if run again. (Outside a transaction it is run again at once.)
+    case planInvalidated
     /// The server sent nothing for `PostgresConfiguration.answerTimeout` (the connection was
     /// closed: a transaction on it never commits, a statement outside one may still apply), or
     /// no pooled connection came free within `leaseTimeout`.
@@ -43,6 +48,7 @@ extension DatabaseError: CustomStringConvertible {
         case .serializationFailure: "serialization failure"
         case .deadlockDetected: "deadlock detected"
         case .lockNotAvailable: "lock not available"
+        case .planInvalidated: "a table a prepared statement reads was altered"
         case .timedOut(let detail): "timed out: \(detail)"
         case .invalidParameter(let detail): "invalid parameter: \(detail)"
         case .server(let sqlState, let message): "server error \(sqlState): \(message)"
@@ -54,18 +60,19 @@ extension DatabaseError: CustomStringConvertible {
 
 extension DatabaseError {
     /// Whether the same transaction may succeed if run again: the server was unreachable,
-    /// or the transaction lost a race (deadlock, serialization failure) and was rolled back.
+    /// the transaction lost a race (deadlock, serialization failure) and was rolled back, or
+    /// a table under a prepared statement was altered.
     /// Everything else fails again, or (`commitOutcomeUnknown`, `timedOut`) must not be repeated
     /// blindly; a `timedOut` again would also double a wait already long.
     public var isTransient: Bool {
         switch self {
-        case .connectionFailed, .serializationFailure, .deadlockDetected: true
+        case .connectionFailed, .serializationFailure, .deadlockDetected, .planInvalidated: true
         case .commitOutcomeUnknown, .timedOut, .lockNotAvailable, .uniqueViolation, .foreignKeyViolation, .invalidParameter, .server, .decoding, .closed: false
         }
     }
 
     /// Whether the database could not do it now, through no fault of what was asked: the
-    /// transient errors, a commit whose outcome is unknown, a lock not granted in time, no answer
+    /// transient errors (when their runs are spent), a commit whose outcome is unknown, a lock not granted in time, no answer
     /// in time, a closed pool, the server's classes 53 (out of disk, memory, connections), 57 (a
     /// statement cancelled, by `statement_timeout` among others) and 58 (its own I/O), and a
     /// write refused by a server that is now a standby (25006, during a failover). A
@@ -73,7 +80,8 @@ extension DatabaseError {
     /// makes a second application of a committed one change nothing).
     public var isUnavailable: Bool {
         switch self {
-        case .connectionFailed, .serializationFailure, .deadlockDetected, .commitOutcomeUnknown, .lockNotAvailable, .timedOut, .closed:
+        case .connectionFailed, .serializationFailure, .deadlockDetected, .planInvalidated, .commitOutcomeUnknown, .lockNotAvailable, .timedOut,
+            .closed:
             true
         case .server(let sqlState, _): ["53", "57", "58"].contains(sqlState.prefix(2)) || sqlState == "25006"
         case .uniqueViolation, .foreignKeyViolation, .invalidParameter, .decoding: false

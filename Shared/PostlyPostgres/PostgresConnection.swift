@@ -353,8 +353,11 @@ final class PostgresConnection: Sendable {
     ) throws(DatabaseError) -> OpaquePointer {
         let count = Int32(sql.bindings.count)
         let prepared: PreparedStatement?
+        /// Prepared by an earlier call: a table it reads may have been altered since.
+        var preparedEarlier = false
         if let statement = state.statements[sql.text] {
             prepared = statement.types == sql.types ? statement : nil
+            preparedEarlier = prepared != nil
         } else if state.statements.count < Self.preparedStatementLimit {
             let statement = PreparedStatement(name: "postly_\(state.nextStatementNumber)", types: sql.types)
             state.nextStatementNumber += 1
@@ -384,19 +387,19 @@ final class PostgresConnection: Sendable {
         } catch {
             PQclear(result)
             // A table altered under a prepared statement ("cached plan must not change result
-            // type"): forget the statement and, outside a transaction, run the query unprepared.
-            if case .server(sqlState: "0A000", _) = error, prepared != nil {
+            // type"): forget the statement and, outside a transaction, run the query unprepared;
+            // inside one, the transaction may succeed if run again.
+            if case .server(sqlState: "0A000", _) = error, preparedEarlier {
                 state.statements[sql.text] = nil
-                if PQtransactionStatus(handle.pointer) == PQTRANS_IDLE {
-                    let retry = try exchange(on: handle, state: &state, sendUnprepared)
-                    do throws(DatabaseError) {
-                        try Self.check(retry, handle)
-                    } catch {
-                        PQclear(retry)
-                        throw error
-                    }
-                    return retry!
+                guard PQtransactionStatus(handle.pointer) == PQTRANS_IDLE else { throw .planInvalidated }
+                let retry = try exchange(on: handle, state: &state, sendUnprepared)
+                do throws(DatabaseError) {
+                    try Self.check(retry, handle)
+                } catch {
+                    PQclear(retry)
+                    throw error
                 }
+                return retry!
             }
             throw error
         }
@@ -508,6 +511,8 @@ final class PostgresConnection: Sendable {
             case command(Int)
         }
         var expected: [Expected] = []
+        /// The commands sent as statements prepared by an earlier call (see `execute`).
+        var preparedEarlier = Set<Int>()
         for (index, command) in commands.enumerated() {
             let sent: Int32
             switch command {
@@ -517,6 +522,7 @@ final class PostgresConnection: Sendable {
                 let values = parameters[index]!
                 let count = Int32(sql.bindings.count)
                 var prepared = state.statements[sql.text]
+                if prepared?.types == sql.types { preparedEarlier.insert(index) }
                 if prepared == nil, state.statements.count < Self.preparedStatementLimit {
                     let statement = PreparedStatement(name: "postly_\(state.nextStatementNumber)", types: sql.types)
                     state.nextStatementNumber += 1
@@ -565,10 +571,12 @@ final class PostgresConnection: Sendable {
                 if succeeded {
                     results[index] = Self.statementResult(result)
                 } else if status != PGRES_PIPELINE_ABORTED {
-                    let error = Self.error(of: result, handle)
-                    // A table altered under a prepared statement: prepared afresh next time.
-                    if case .server(sqlState: "0A000", _) = error, case .statement(let sql) = commands[index] {
+                    var error = Self.error(of: result, handle)
+                    // A table altered under a prepared statement: prepared afresh next time, and
+                    // the pipeline's transaction (an implicit one at least) may succeed if run again.
+                    if case .server(sqlState: "0A000", _) = error, preparedEarlier.contains(index), case .statement(let sql) = commands[index] {
                         state.statements[sql.text] = nil
+                        error = .planInvalidated
                     }
                     firstError = firstError ?? error
                 }

@@ -331,6 +331,29 @@ struct TransactionTests {
         }
     }
 
+    /// A table altered under a statement prepared on the connection (a newer release's
+    /// migration) fails that statement once inside a transaction, which is run again: the
+    /// error reached the caller, on every pooled connection in turn.
+    @Test func aTableAlteredUnderAPreparedStatementRunsTheTransactionAgain() async throws {
+        try await TestDatabase.with(poolSize: 1) { database in
+            try await database.execute("CREATE TABLE notes (id int)")
+            try await database.execute("INSERT INTO notes VALUES (1)")
+            let read: SQL = "SELECT * FROM notes WHERE id = \(1)"
+            #expect(try await database.query(read).first != nil)
+            try await database.execute("ALTER TABLE notes ADD COLUMN body text DEFAULT 'new'")
+            let row = try await database.retryingTransaction { try await $0.query(read).first }
+            #expect(try row?.decode("body", as: String.self) == "new")
+            // Sent in a pipeline after a pending statement, too.
+            #expect(try await database.query(read).first != nil)
+            try await database.execute("ALTER TABLE notes ADD COLUMN more int DEFAULT 2")
+            let more = try await database.retryingTransaction { connection in
+                try await connection.executeLater("UPDATE notes SET id = 1")
+                return try await connection.query(read).first
+            }
+            #expect(try more?.decode("more", as: Int.self) == 2)
+        }
+    }
+
     @Test func syntaxErrorsCarryTheirSQLState() async throws {
         try await TestDatabase.with { database in
             let error = await #expect(throws: DatabaseError.self) { try await database.query("SELEC 1") }
