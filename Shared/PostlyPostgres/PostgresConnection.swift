@@ -241,7 +241,7 @@ final class PostgresConnection: Sendable {
         if state.handle != nil {
             Self.close(&state)
         }
-        let handle = try connect()
+        let handle = try connect(by: state.deadline)
         state.handle = handle
         return handle
     }
@@ -299,14 +299,18 @@ final class PostgresConnection: Sendable {
     }
 
     /// Opens a connection with `PQconnectdbParams`: each setting its own parameter, nothing
-    /// glued into a connection string.
-    private func connect() throws(DatabaseError) -> ConnectionHandle {
+    /// glued into a connection string. Each address is tried no longer than the connect timeout
+    /// or what is left before `deadline`, in libpq's whole seconds and at least its 2 (a
+    /// caller with a second left waited the whole timeout for a server that never answered).
+    private func connect(by deadline: ContinuousClock.Instant?) throws(DatabaseError) -> ConnectionHandle {
+        var timeout = configuration.connectTimeout
+        if let left = limited(nil, by: deadline) { timeout = max(2, min(timeout, Int((left / .seconds(1)).rounded(.up)))) }
         var settings: [(String, String)] = [
             ("host", configuration.host),
             ("port", String(configuration.port)),
             ("user", configuration.user),
             ("dbname", configuration.database),
-            ("connect_timeout", String(configuration.connectTimeout)),
+            ("connect_timeout", String(timeout)),
             ("application_name", configuration.applicationName),
             ("client_encoding", "UTF8"),
             ("options", serverSettings.map { "-c \($0)=\($1)" }.joined(separator: " ")),

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Logging
 import PostlyPostgres
 import Testing
@@ -160,6 +161,51 @@ struct FrozenServerTests {
             try await holding.value
             try await database.ping()
         }
+    }
+
+    /// A server that takes connections and never answers (a listening socket nobody serves):
+    /// connecting ends at the caller's deadline, not at the connect timeout (10 s here).
+    @Test func connectingEndsAtTheCallersDeadline() async throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let configuration = PostgresConfiguration(host: "127.0.0.1", port: listener.port, connectTimeout: 10)
+        let database = Database(configuration: configuration, logger: Logger(label: "silent-server"))
+        let started = ContinuousClock.now
+        await #expect(throws: DatabaseError.self) {
+            try await Database.$deadline.withValue(.now + .seconds(1)) { try await database.query("SELECT 1") }
+        }
+        // libpq's timeout is at least 2 s.
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await database.close()
+    }
+}
+
+/// A TCP socket on 127.0.0.1 that listens and never accepts: the kernel completes the
+/// handshakes, and nothing ever answers.
+private struct SilentListener {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        struct Failed: Error { let call: String }
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failed(call: "socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, length) == 0 && listen(descriptor, 8) == 0 && getsockname(descriptor, address, &length) == 0
+            }
+        }
+        guard bound else { throw Failed(call: "bind") }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        _ = Glibc.close(descriptor)
     }
 }
 
