@@ -21,6 +21,7 @@ extension SignatureError: APIErrorConvertible {
     var apiError: APIError {
         // Deferred, not refused: a sender tries a 503 again (it drops a delivery refused with a 4xx).
         if self == .keyFetchesDeferred { return .unavailable(reason, retryAfterSeconds: 60) }
+        if self == .keyLookupDeferred { return .unavailable(reason, retryAfterSeconds: 10) }
         return APIError(.unauthorized, code: "signature_invalid", detail: reason)
     }
 }

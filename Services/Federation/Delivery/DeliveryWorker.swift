@@ -110,6 +110,12 @@ final class DeliveryWorker: Service {
                 "cannot read or record a delivery; it comes back after its lease",
                 metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "error": "\(error)"])
             return
+        } catch OutboundError.resolverBusy {
+            // Ours too: other hosts' lookups held the resolver, and nothing was sent.
+            logger.warning(
+                "no name lookup for a delivery in time; it comes back after its lease",
+                metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)"])
+            return
         } catch let refused as OutboundError {
             reason = refused.description
             permanent = refused.isPermanent

@@ -6,10 +6,19 @@ import Synchronization
 /// name server that does not answer: on threads of its own (not NIO's pool, where the Kafka
 /// commits and key generation wait their turn), an answer within `timeout`, one lookup of a
 /// name at a time (those who ask while it runs share its answer), and at most `pendingLimit`
-/// names queued or running. Past either, a name has no addresses, and its request is refused
-/// as unresolvable (a delivery is tried again later).
+/// names queued or running. A lookup that ran past the wait found no addresses (its name
+/// server is slow); one that never ran is `busy`, which says nothing of the name.
 final class HostResolver: Sendable {
     static let shared = HostResolver()
+
+    enum Answer: Equatable, Sendable {
+        /// What the lookup found: none when the name does not resolve, or when its lookup ran
+        /// past the wait.
+        case addresses([String])
+        /// Not looked up: other names held the threads for the whole wait, or too many waited.
+        /// Slow name servers of other hosts made these count as the name's failures.
+        case busy
+    }
 
     /// One caller waiting for a lookup: its answer, and the timer that gives it none.
     private struct Waiter: Sendable {
@@ -17,11 +26,22 @@ final class HostResolver: Sendable {
         let timer: Task<Void, Never>
     }
 
+    /// One name's lookup, queued or running, with who waits for it.
+    private struct Pending: Sendable {
+        let started = Started()
+        var waiters: [Waiter] = []
+    }
+
+    /// Set when a thread takes the lookup up.
+    private final class Started: Sendable {
+        let flag = Atomic(false)
+    }
+
     private let threads: NIOThreadPool
     private let timeout: Duration
     private let pendingLimit: Int
-    /// The names being looked up, queued or running, with who waits for each.
-    private let lookups = Mutex<[String: [Waiter]]>([:])
+    /// The names being looked up, queued or running.
+    private let lookups = Mutex<[String: Pending]>([:])
     private let lookup: @Sendable (String) -> [String]
 
     init(
@@ -35,38 +55,39 @@ final class HostResolver: Sendable {
         self.lookup = lookup
     }
 
-    /// The addresses of `host` (an address literal is its own); none when the lookup failed,
-    /// took longer than `timeout` (or `limit`, when shorter), or had to wait behind
-    /// `pendingLimit` other names. The deliveries to one host whose name server is slow once
-    /// held every thread, and every other host's lookup timed out behind them.
-    func addresses(of host: String, within limit: Duration? = nil) async -> [String] {
+    /// The addresses of `host` (an address literal is its own), waiting no longer than
+    /// `timeout` (or `limit`, when shorter). The deliveries to one host whose name server is
+    /// slow once held every thread, and every other host's lookup timed out behind them.
+    func addresses(of host: String, within limit: Duration? = nil) async -> Answer {
         await withCheckedContinuation { continuation in
             let answer = FirstAnswer(continuation)
-            let waiter = Waiter(answer: answer, timer: Task { [timeout] in
-                // Cancelled when the lookup answered: that answer stands.
-                guard (try? await Task.sleep(for: min(timeout, limit ?? timeout))) != nil else { return }
-                answer.give([])
-            })
+            let wait = min(timeout, limit ?? timeout)
             enum Turn { case joined, first, refused }
             let turn = lookups.withLock { lookups -> Turn in
-                if lookups[host] != nil {
-                    lookups[host]!.append(waiter)
-                    return .joined
-                }
-                guard lookups.count < pendingLimit else { return .refused }
-                lookups[host] = [waiter]
-                return .first
+                let isFirst = lookups[host] == nil
+                guard !isFirst || lookups.count < pendingLimit else { return .refused }
+                var pending = lookups[host] ?? Pending()
+                let started = pending.started
+                pending.waiters.append(Waiter(answer: answer, timer: Task {
+                    // Cancelled when the lookup answered: that answer stands.
+                    guard (try? await Task.sleep(for: wait)) != nil else { return }
+                    answer.give(started.flag.load(ordering: .acquiring) ? .addresses([]) : .busy)
+                }))
+                lookups[host] = pending
+                return isFirst ? .first : .joined
             }
             switch turn {
             case .joined: break
-            case .refused:
-                answer.give([])
-                waiter.timer.cancel()
+            case .refused: answer.give(.busy)
             case .first:
                 threads.submit { [self] state in
-                    let addresses = if case .active = state { lookup(host) } else { [String]() }
-                    for waiter in lookups.withLock({ $0.removeValue(forKey: host) ?? [] }) {
-                        waiter.answer.give(addresses)
+                    var addresses: [String] = []
+                    if case .active = state {
+                        lookups.withLock { $0[host]?.started.flag.store(true, ordering: .releasing) }
+                        addresses = lookup(host)
+                    }
+                    for waiter in lookups.withLock({ $0.removeValue(forKey: host)?.waiters ?? [] }) {
+                        waiter.answer.give(.addresses(addresses))
                         waiter.timer.cancel()
                     }
                 }
@@ -74,16 +95,16 @@ final class HostResolver: Sendable {
         }
     }
 
-    /// The lookup's answer or the deadline's, whichever comes first.
+    /// The lookup's answer or the wait's end, whichever comes first.
     private final class FirstAnswer: Sendable {
-        private let continuation: Mutex<CheckedContinuation<[String], Never>?>
+        private let continuation: Mutex<CheckedContinuation<Answer, Never>?>
 
-        init(_ continuation: CheckedContinuation<[String], Never>) {
+        init(_ continuation: CheckedContinuation<Answer, Never>) {
             self.continuation = Mutex(continuation)
         }
 
-        func give(_ addresses: [String]) {
-            continuation.withLock { $0.take() }?.resume(returning: addresses)
+        func give(_ answer: Answer) {
+            continuation.withLock { $0.take() }?.resume(returning: answer)
         }
     }
 

@@ -50,7 +50,9 @@ struct OutboundHTTP: Sendable {
     func pinnedAddress(of url: String, within limit: Duration? = nil) async throws -> [String] {
         guard let parts = URLParts(url) else { throw OutboundError.invalidURL }
         guard !allowPrivateNetworks else { return [] }
-        let addresses = await HostResolver.shared.addresses(of: parts.host, within: limit)
+        guard case .addresses(let addresses) = await HostResolver.shared.addresses(of: parts.host, within: limit) else {
+            throw OutboundError.resolverBusy
+        }
         guard let first = addresses.first else { throw OutboundError.unresolvable(parts.host) }
         guard addresses.allSatisfy(PublicAddress.isPublic) else { throw OutboundError.privateAddress(parts.host) }
         let pinned = first.contains(":") ? "[\(first)]" : first
@@ -62,12 +64,16 @@ enum OutboundError: Error, Equatable, CustomStringConvertible {
     case invalidURL
     case unresolvable(String)
     case privateAddress(String)
+    /// Our resolver had no thread for the name in time (`HostResolver.Answer.busy`): nothing is
+    /// known of the host, and nothing is held against it.
+    case resolverBusy
 
     var description: String {
         switch self {
         case .invalidURL: "not an absolute http(s) URL"
         case .unresolvable(let host): "\(host) does not resolve"
         case .privateAddress(let host): "\(host) resolves to a loopback or private address"
+        case .resolverBusy: "no name lookup could be made in time: other hosts' lookups held every thread"
         }
     }
 
@@ -76,7 +82,7 @@ enum OutboundError: Error, Equatable, CustomStringConvertible {
     var isPermanent: Bool {
         switch self {
         case .invalidURL, .privateAddress: true
-        case .unresolvable: false
+        case .unresolvable, .resolverBusy: false
         }
     }
 
@@ -87,6 +93,7 @@ enum OutboundError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .invalidURL: description
         case .unresolvable, .privateAddress: "its host is not a public address this server reaches"
+        case .resolverBusy: "this server is busy; try again later"
         }
     }
 }

@@ -54,6 +54,7 @@ struct RemoteActors: Sendable {
             if let stored, !refresh { return stored.actor }
             switch error {
             case let error as RemoteActorError: throw SignatureError.keyUnavailable(error.description)
+            case OutboundError.resolverBusy: throw SignatureError.keyLookupDeferred
             case let error as OutboundError: throw SignatureError.keyUnavailable(error.peerDescription)
             default: throw SignatureError.keyUnavailable("its server did not answer")
             }

@@ -151,6 +151,8 @@ enum SignatureError: Error, Equatable {
     case keyUnavailable(String)
     /// The signer's server was asked for too many keys this minute (`KeyFetchBudget`): 503.
     case keyFetchesDeferred
+    /// The name of the signer's server could not be looked up now (`OutboundError.resolverBusy`): 503.
+    case keyLookupDeferred
     case actorIsNotKeyOwner
     case activityElsewhere
     case badSignature
@@ -166,6 +168,7 @@ enum SignatureError: Error, Equatable {
         case .digestMismatch(let why): "The Digest does not match: \(why)"
         case .keyUnavailable(let why): "The signing key could not be fetched: \(why)"
         case .keyFetchesDeferred: "Too many keys were fetched from the signer's server this minute; send the request again later"
+        case .keyLookupDeferred: "This server is too busy to fetch the signing key now; send the request again later"
         case .actorIsNotKeyOwner: "The activity's actor is not the owner of the signing key"
         case .activityElsewhere: "The activity's id is not on its actor's server"
         case .badSignature: "The signature does not verify with the actor's key"
