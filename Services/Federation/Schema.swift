@@ -158,4 +158,14 @@ let schema = Migrations([
             -- followed by it); NULL while that is the first, whose id is the post's own.
             ALTER TABLE articles ADD COLUMN publication bigint;
             """),
+    Migration(
+        version: 9, name: "hosts' last failure",
+        sql: """
+            -- When a host last failed, so that one not heard of since the retention is forgotten
+            -- (`DeliveryQueue.purge`); a host that answers loses its row at once. It only grew, a
+            -- row for every host that ever failed, as `remote_actors` did (now forgotten a week
+            -- after their last fetch unless they follow someone here).
+            ALTER TABLE inbox_hosts ADD COLUMN failed_at timestamptz NOT NULL DEFAULT now();
+            DELETE FROM inbox_hosts WHERE consecutive_failures = 0;
+            """),
 ])

@@ -259,6 +259,49 @@ import TestSupport
         }
     }
 
+    /// Hosts and remote actors not heard of for the retention are forgotten (both tables only
+    /// grew); a paused host, a follower and anything recent are kept, and a host that answers
+    /// loses its run of failures at once.
+    @Test func thePurgeForgetsHostsAndActorsNotHeardOfSinceTheRetention() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            for host in ["old.example", "paused.example", "recent.example", "answers.example"] {
+                try await enqueue(1, host: host, in: database)
+            }
+            let now = Date()
+            let weekAgo = DeliveryQueue(database: database, clock: { now.addingTimeInterval(-8 * 86400) })
+            let queue = DeliveryQueue(database: database, clock: { now })
+            for delivery in try await queue.claim(limit: 10) {
+                let failing = delivery.host == "recent.example" || delivery.host == "answers.example" ? queue : weekAgo
+                // paused.example fails twice, and is paused at its second failure.
+                for _ in 0..<(delivery.host == "paused.example" ? 2 : 1) {
+                    try await failing.failed(
+                        delivery, status: 503, error: "answered 503", retryAt: now, pauseAfter: 2, pauseUntil: now.addingTimeInterval(600))
+                }
+                if delivery.host == "answers.example" { try await queue.delivered(delivery) }
+            }
+            try await database.execute(
+                """
+                INSERT INTO remote_actors (id, key_id, public_key_pem, inbox, fetched_at) VALUES
+                    ('https://x.example/old', 'https://x.example/old#key', 'pem', 'https://x.example/old/inbox', now() - interval '8 days'),
+                    ('https://x.example/follower', 'https://x.example/follower#key', 'pem', 'https://x.example/f/inbox', now() - interval '8 days'),
+                    ('https://x.example/recent', 'https://x.example/recent#key', 'pem', 'https://x.example/r/inbox', now())
+                """)
+            try await database.execute(
+                """
+                INSERT INTO followers (actor_id, follower_id, inbox, follow_id)
+                VALUES ('ada', 'https://x.example/follower', 'https://x.example/f/inbox', 'f1')
+                """)
+            #expect(try await database.query("SELECT host FROM inbox_hosts ORDER BY host").map { try $0.decode("host", as: String.self) }
+                == ["old.example", "paused.example", "recent.example"])
+            try await queue.purge(before: now.addingTimeInterval(-7 * 86400))
+            #expect(try await database.query("SELECT host FROM inbox_hosts ORDER BY host").map { try $0.decode("host", as: String.self) }
+                == ["paused.example", "recent.example"])
+            #expect(try await database.query("SELECT id FROM remote_actors ORDER BY id").map { try $0.decode("id", as: String.self) }
+                == ["https://x.example/follower", "https://x.example/recent"])
+        }
+    }
+
     /// A host that answers is up, whatever it answers: ten 404s in a row (an actor whose inbox
     /// is gone, or made to fail) do not pause the deliveries to its other inboxes.
     @Test func aHostAnswering4xxIsNotPaused() async throws {

@@ -133,20 +133,29 @@ struct DeliveryQueue: Sendable {
         }
     }
 
-    /// Forgets given-up deliveries, and the ids of inbound activities, older than `date`, and
-    /// superseded deliveries whose worker never said how they went (their lease ended).
+    /// Forgets given-up deliveries, and the ids of inbound activities, older than `date`,
+    /// superseded deliveries whose worker never said how they went (their lease ended), hosts
+    /// that last failed before `date` and are not paused, and the remote actors fetched before
+    /// `date` that follow no one here (a key is fetched again when it signs something).
     func purge(before date: Date) async throws {
         try await database.execute("DELETE FROM deliveries WHERE dead AND created_at < \(date)")
         try await database.execute("DELETE FROM deliveries WHERE superseded AND NOT dead AND next_attempt_at <= \(clock())")
         try await database.execute("DELETE FROM inbound_activities WHERE received_at < \(date)")
+        try await database.execute(
+            "DELETE FROM inbox_hosts WHERE failed_at < \(date) AND (paused_until IS NULL OR paused_until <= \(clock()))")
+        try await database.execute(
+            """
+            DELETE FROM remote_actors r
+            WHERE fetched_at < \(date) AND NOT EXISTS (SELECT 1 FROM followers f WHERE f.follower_id = r.id)
+            """)
     }
 
-    /// Delivered: the row goes, and its host's run of failures ends. Here and in `failed`, a
+    /// Delivered: the row goes, and so does its host's run of failures. Here and in `failed`, a
     /// row claimed again since (this attempt outlived its lease) is the new attempt's to record.
     func delivered(_ delivery: Delivery) async throws {
         try await database.retryingTransaction { connection in
             try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)")
-            try await connection.execute("UPDATE inbox_hosts SET consecutive_failures = 0, paused_until = NULL WHERE host = \(delivery.host)")
+            try await connection.execute("DELETE FROM inbox_hosts WHERE host = \(delivery.host)")
         }
     }
 
@@ -194,8 +203,8 @@ struct DeliveryQueue: Sendable {
             if let status, status < 500, status != 429 { return record }
             try await connection.execute(
                 """
-                INSERT INTO inbox_hosts AS h (host, consecutive_failures) VALUES (\(delivery.host), 1)
-                ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1,
+                INSERT INTO inbox_hosts AS h (host, consecutive_failures, failed_at) VALUES (\(delivery.host), 1, \(clock()))
+                ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1, failed_at = EXCLUDED.failed_at,
                     paused_until = CASE WHEN h.consecutive_failures + 1 >= \(pauseAfter) THEN \(pauseUntil) ELSE h.paused_until END
                 """)
             return record
