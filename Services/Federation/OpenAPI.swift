@@ -110,7 +110,7 @@ let openAPI = OpenAPIDocument(
         "/ap/posts/{postId}/{publication}": {
           "get": {
             "summary": "The object of a later publication of a post: an Article while it is the current one, then a Tombstone",
-            "description": "Servers keep a deleted object's tombstone and refuse another Create of its id, so a post published again after it was unpublished gets a new id, numbered by the sequence of its Create. An earlier publication answers 410, a number that is none 404.",
+            "description": "Servers keep a deleted object's tombstone and refuse another Create of its id, so a post published again after it was unpublished gets a new id, numbered by the sequence of its Create. An earlier publication answers 410 (so does any number below the current one: the earlier ones are not kept), any other 404.",
             "parameters": [
               {"name": "postId", "in": "path", "required": true, "schema": {"type": "string"}},
               {"name": "publication", "in": "path", "required": true, "schema": {"type": "string"}}

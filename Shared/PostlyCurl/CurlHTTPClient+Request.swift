@@ -17,8 +17,9 @@ extension CurlHTTPClient {
         public var maxResponseBytes: Int?
         /// Whether the response's body is kept. A caller that reads only the status sets it
         /// false: the body is read and dropped up to ``maxResponseBytes``, and the transfer
-        /// ends there, so a long or endless error page never turns the answer into
-        /// ``CurlError/responseTooLarge(limit:)`` or a timeout, and its status is kept.
+        /// ends there or at the timeout, so a long, endless or slow error page never turns the
+        /// answer into ``CurlError/responseTooLarge(limit:)`` or a timeout once its body has
+        /// begun, and its status is kept.
         public var keepsBody = true
         /// `HOST:PORT:ADDRESS` entries (curl's `CURLOPT_RESOLVE`): the request connects to
         /// ADDRESS for HOST:PORT without asking DNS, so a caller that checked where a name

@@ -89,7 +89,10 @@ final class RunningTransfer {
     func outcome(_ code: CURLcode) -> Result<CurlHTTPClient.Response, CurlError> {
         let handle = transfer.easy.pointer
         switch code {
-        case CURLE_OK, CURLE_WRITE_ERROR where exceededLimit && !transfer.keepsBody:
+        case CURLE_OK, CURLE_WRITE_ERROR where exceededLimit && !transfer.keepsBody,
+            CURLE_OPERATION_TIMEDOUT where bodyBytes > 0 && !transfer.keepsBody:
+            // A body begun: the final response's status and headers are in, and its rest is
+            // not wanted.
             var status = 0
             _ = postly_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
             return .success(CurlHTTPClient.Response(status: status, headers: headers, body: body))

@@ -116,7 +116,7 @@ import TestSupport
                 #expect(JSONValue.parse(Array(article.body))?["name"]?.string == "Again")
                 let first = try await service.get("/ap/posts/\(post)")
                 #expect(first.status == .gone && JSONValue.parse(Array(first.body))?["id"]?.string == service.urls.article(post))
-                for never in ["4", "03", "x"] { #expect(try await service.get("/ap/posts/\(post)/\(never)").status == .notFound, "\(never)") }
+                for never in ["4", "03", "0", "-1", "x"] { #expect(try await service.get("/ap/posts/\(post)/\(never)").status == .notFound, "\(never)") }
                 let outbox = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/outbox?page=1").body))
                 guard case .array(let items)? = outbox?["orderedItems"] else { Issue.record("no items"); return }
                 #expect(items.map { $0["object"]?["id"]?.string } == [second])

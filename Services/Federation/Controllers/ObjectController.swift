@@ -18,7 +18,7 @@ struct ObjectController: Sendable {
         let postId = try context.parameters.require("postId")
         var publication: Int64?
         if let text = context.parameters.get("publication") {
-            guard let number = Int64(text), String(number) == text else { throw APIError.notFound("No such post here") }
+            guard let number = Int64(text), number > 0, String(number) == text else { throw APIError.notFound("No such post here") }
             publication = number
         }
         switch try await articles.lookup(postId: postId, publication: publication) {

@@ -26,12 +26,14 @@ struct OutboundHTTP: Sendable {
     }
 
     /// A POST of an activity, signed by `key` as `keyId`: its answer's status, without its
-    /// body (a gone server's long error page lost the status, and it was retried for days).
+    /// body, of which at most 64 KiB is read (a gone server's long error page lost the status,
+    /// and it was retried for days; a hostile one could make us download for the whole timeout).
     func post(_ url: String, body: [UInt8], keyId: String, key: ActorKeyPair) async throws -> CurlHTTPClient.Response {
         let started = ContinuousClock.now
         let headers = try HTTPSignature.sign(method: "POST", url: url, body: body, keyId: keyId, key: key)
         Self.signing.recordSeconds(started.duration(to: .now).seconds)
-        var request = CurlHTTPClient.Request(method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body)
+        var request = CurlHTTPClient.Request(
+            method: "POST", url: url, headers: headers + [("Content-Type", "application/activity+json")], body: body, maxResponseBytes: 64 << 10)
         request.keepsBody = false
         return try await send(request, by: .now + timeout)
     }
