@@ -164,8 +164,10 @@ let schema = Migrations([
             -- When a host last failed, so that one not heard of since the retention is forgotten
             -- (`DeliveryQueue.purge`); a host that answers loses its row at once. It only grew, a
             -- row for every host that ever failed, as `remote_actors` did (now forgotten a week
-            -- after their last fetch unless they follow someone here).
-            ALTER TABLE inbox_hosts ADD COLUMN failed_at timestamptz NOT NULL DEFAULT now();
+            -- after their last fetch unless they follow someone here). `failing_since`: the
+            -- first failure of its run; a host failing for a week is taken for gone.
+            ALTER TABLE inbox_hosts ADD COLUMN failed_at timestamptz NOT NULL DEFAULT now(),
+                ADD COLUMN failing_since timestamptz NOT NULL DEFAULT now();
             DELETE FROM inbox_hosts WHERE consecutive_failures = 0;
             """),
 ])

@@ -302,6 +302,28 @@ import TestSupport
         }
     }
 
+    /// A host failing for a week without answering once is taken for gone: a delivery to it
+    /// is given up at its first failure (each was tried for three days), until it answers one.
+    @Test func aHostFailingForAWeekIsTakenForGoneUntilItAnswers() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(4, host: "gone.example", in: database)
+            let now = Date()
+            let weekAgo = DeliveryQueue(database: database, clock: { now.addingTimeInterval(-8 * 86400) })
+            let queue = DeliveryQueue(database: database, clock: { now })
+            let claimed = try await queue.claim(limit: 10).sorted { $0.id < $1.id }
+            try #require(claimed.count == 4)
+            func fail(_ delivery: Delivery, at queue: DeliveryQueue) async throws -> DeliveryQueue.FailureRecord {
+                try await queue.failed(delivery, status: nil, error: "no answer", retryAt: now, pauseAfter: 100, pauseUntil: now)
+            }
+            #expect(try await fail(claimed[0], at: weekAgo) == .retrying)
+            #expect(try await fail(claimed[1], at: queue) == .givenUp)
+            // It answers: a failure after that begins a new run.
+            try await queue.delivered(claimed[2])
+            #expect(try await fail(claimed[3], at: queue) == .retrying)
+        }
+    }
+
     /// A host that answers is up, whatever it answers: ten 404s in a row (an actor whose inbox
     /// is gone, or made to fail) do not pause the deliveries to its other inboxes.
     @Test func aHostAnswering4xxIsNotPaused() async throws {

@@ -35,6 +35,8 @@ struct DeliveryQueue: Sendable {
     /// How long a claimed row is left to its worker before another may take it again
     /// (longer than a delivery's timeout).
     var lease: TimeInterval = 60
+    /// How long a host may fail without answering once before it is taken for gone (`failed`).
+    var hostGoneAfter: TimeInterval = 7 * 86400
 
     /// An inbox URL's authority, the unit of pausing (written once, for both enqueues).
     private static let host = "lower(substring(inbox from '^[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#]+)'))"
@@ -177,11 +179,28 @@ struct DeliveryQueue: Sendable {
     /// now failed `pauseAfter` times in a row is left alone until `pauseUntil`; only failures of
     /// the host count (no answer, 5xx, 429): a 4xx says it is up, and counting those let any
     /// actor whose inbox answers 404 pause the deliveries to every follower on its server.
+    /// A host failing since `hostGoneAfter` without answering once is taken for gone: its
+    /// deliveries are given up at their first failure until it answers one (each was tried for
+    /// three days, and its followers' every post queued more).
     @discardableResult
     func failed(
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
     ) async throws -> FailureRecord {
         try await database.retryingTransaction { connection in
+            var retryAt = retryAt
+            let hostFailed = status.map { $0 >= 500 || $0 == 429 } ?? true
+            if hostFailed {
+                let since = try await connection.query(
+                    """
+                    INSERT INTO inbox_hosts AS h (host, consecutive_failures, failed_at, failing_since)
+                    VALUES (\(delivery.host), 1, \(clock()), \(clock()))
+                    ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1, failed_at = EXCLUDED.failed_at,
+                        paused_until = CASE WHEN h.consecutive_failures + 1 >= \(pauseAfter) THEN \(pauseUntil) ELSE h.paused_until END
+                    RETURNING failing_since
+                    """
+                ).first?.decode("failing_since", as: Date.self)
+                if let since, since < clock().addingTimeInterval(-hostGoneAfter) { retryAt = nil }
+            }
             // An UPDATE, which waits for a transaction marking the row superseded and then
             // sees the mark (a DELETE of superseded rows alone would not see it, nor wait).
             let recorded = try await connection.query(
@@ -200,13 +219,6 @@ struct DeliveryQueue: Sendable {
             case false?: record = retryAt == nil ? .givenUp : .retrying
             }
             if status == 410 { try await FollowerRepository.dropGone(inbox: delivery.inbox, in: connection) }
-            if let status, status < 500, status != 429 { return record }
-            try await connection.execute(
-                """
-                INSERT INTO inbox_hosts AS h (host, consecutive_failures, failed_at) VALUES (\(delivery.host), 1, \(clock()))
-                ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1, failed_at = EXCLUDED.failed_at,
-                    paused_until = CASE WHEN h.consecutive_failures + 1 >= \(pauseAfter) THEN \(pauseUntil) ELSE h.paused_until END
-                """)
             return record
         }
     }
