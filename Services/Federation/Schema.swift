@@ -170,4 +170,11 @@ let schema = Migrations([
                 ADD COLUMN failing_since timestamptz NOT NULL DEFAULT now();
             DELETE FROM inbox_hosts WHERE consecutive_failures = 0;
             """),
+    Migration(
+        version: 10, name: "accepts before posts",
+        sql: """
+            -- The pending Accepts of an actor to a host, which the Creates of its posts to that
+            -- host wait for (`DeliveryQueue.claim`).
+            CREATE INDEX deliveries_accepts ON deliveries (host, signer, id) WHERE NOT dead AND activity_id LIKE '%#accepts/%';
+            """),
 ])

@@ -302,6 +302,34 @@ import TestSupport
         }
     }
 
+    /// A post's Create waits for an earlier Accept of its author to the same host: Mastodon
+    /// drops a post from an actor its users do not follow yet, so one published as someone
+    /// followed was lost to them. Another author's post, and another host's, go at once.
+    @Test func aPostWaitsForItsAuthorsPendingAcceptToTheSameHost() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            let documents = ActivityDocuments(urls: FederationURLs(permalink: Permalink(baseURL: "https://postly.example")))
+            try await database.transaction { connection in
+                let accept = documents.accept(follow: "https://a.example/follows/1", from: "https://a.example/users/f", by: "ada")
+                try await DeliveryQueue.to("https://a.example/users/f/inbox", accept, signer: "ada", in: connection)
+                for (signer, inbox) in [("ada", "https://a.example/inbox"), ("bob", "https://a.example/inbox"), ("ada", "https://b.example/inbox")] {
+                    let create: JSONValue = [
+                        "id": .string("https://postly.example/ap/posts/\(signer)#create-1"), "type": "Create",
+                        "object": ["id": .string("https://postly.example/ap/posts/\(signer)")],
+                    ]
+                    try await DeliveryQueue.to(inbox, create, signer: signer, in: connection)
+                }
+            }
+            let queue = DeliveryQueue(database: database, clock: { Date().addingTimeInterval(1) })
+            let first = try await queue.claim(limit: 10)
+            #expect(Set(first.map { "\($0.signer) \($0.inbox)" })
+                == ["ada https://a.example/users/f/inbox", "bob https://a.example/inbox", "ada https://b.example/inbox"])
+            #expect(try await queue.claim(limit: 10).isEmpty)
+            try await queue.delivered(try #require(first.first { $0.activityId.contains("#accepts/") }))
+            #expect(try await queue.claim(limit: 10).map { "\($0.signer) \($0.inbox)" } == ["ada https://a.example/inbox"])
+        }
+    }
+
     /// A host failing for a week without answering once is taken for gone: a delivery to it
     /// is given up at its first failure (each was tried for three days), until it answers one.
     @Test func aHostFailingForAWeekIsTakenForGoneUntilItAnswers() async throws {

@@ -106,8 +106,10 @@ struct DeliveryQueue: Sendable {
     /// Takes up to `limit` due deliveries of hosts that are not paused, oldest due first, for
     /// this worker alone: rows another instance holds are skipped, and the taken ones are
     /// leased (due again only after `lease`). A delivery waits while an earlier one of its
-    /// object to its inbox is pending; a superseded one is not sent again, and holds back those
-    /// behind it only while its lease runs.
+    /// object to its inbox is pending, and a Create of an actor's post while an earlier Accept
+    /// of that actor to its host is (Mastodon drops a post from an actor its users do not follow
+    /// yet: a post published as someone followed was lost to them); a superseded one is not
+    /// sent again, and holds back those behind it only while its lease runs.
     func claim(limit: Int) async throws -> [Delivery] {
         let now = clock()
         return try await database.query(
@@ -122,6 +124,10 @@ struct DeliveryQueue: Sendable {
                       SELECT 1 FROM deliveries e
                       WHERE e.object_id = q.object_id AND e.inbox = q.inbox AND e.id < q.id AND NOT e.dead
                         AND NOT (e.superseded AND e.next_attempt_at <= \(now)))
+                  AND (q.activity_id NOT LIKE '%#create-%' OR NOT EXISTS (
+                      SELECT 1 FROM deliveries a
+                      WHERE a.host = q.host AND a.signer = q.signer AND a.id < q.id AND a.activity_id LIKE '%#accepts/%' AND NOT a.dead
+                        AND NOT (a.superseded AND a.next_attempt_at <= \(now))))
                 ORDER BY q.next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
             ) AS due
             WHERE d.id = due.id
