@@ -331,24 +331,53 @@ import TestSupport
     }
 
     /// A host failing for a week without answering once is taken for gone: a delivery to it
-    /// is given up at its first failure (each was tried for three days), until it answers one.
+    /// is given up at its first failure (each was tried for three days), until it answers: a
+    /// delivery, or any answer that is not the host's failure, begins a new run, as does a row
+    /// an instance of the previous release reset to 0 failures.
     @Test func aHostFailingForAWeekIsTakenForGoneUntilItAnswers() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
             try await schema.apply(to: database)
-            try await enqueue(4, host: "gone.example", in: database)
+            try await enqueue(8, host: "gone.example", in: database)
             let now = Date()
             let weekAgo = DeliveryQueue(database: database, clock: { now.addingTimeInterval(-8 * 86400) })
             let queue = DeliveryQueue(database: database, clock: { now })
             let claimed = try await queue.claim(limit: 10).sorted { $0.id < $1.id }
-            try #require(claimed.count == 4)
-            func fail(_ delivery: Delivery, at queue: DeliveryQueue) async throws -> DeliveryQueue.FailureRecord {
-                try await queue.failed(delivery, status: nil, error: "no answer", retryAt: now, pauseAfter: 100, pauseUntil: now)
+            try #require(claimed.count == 8)
+            func fail(_ delivery: Delivery, at queue: DeliveryQueue, status: Int? = nil) async throws -> DeliveryQueue.FailureRecord {
+                try await queue.failed(delivery, status: status, error: "failed", retryAt: now, pauseAfter: 100, pauseUntil: now)
             }
             #expect(try await fail(claimed[0], at: weekAgo) == .retrying)
             #expect(try await fail(claimed[1], at: queue) == .givenUp)
-            // It answers: a failure after that begins a new run.
             try await queue.delivered(claimed[2])
             #expect(try await fail(claimed[3], at: queue) == .retrying)
+
+            try await database.execute("DELETE FROM inbox_hosts")
+            #expect(try await fail(claimed[4], at: weekAgo) == .retrying)
+            #expect(try await fail(claimed[5], at: queue, status: 404) == .retrying)
+            #expect(try await fail(claimed[6], at: queue) == .retrying)
+
+            try await database.execute(
+                "UPDATE inbox_hosts SET consecutive_failures = 0, failing_since = \(now.addingTimeInterval(-8 * 86400))")
+            #expect(try await fail(claimed[7], at: queue) == .retrying)
+        }
+    }
+
+    /// A delivery whose name could not be looked up (our resolver busy) is handed its attempt
+    /// back and is due again soon, with nothing held against its host: each busy round cost an
+    /// attempt, and the retry policy gave deliveries up without a try.
+    @Test func aDeliveryPutBackKeepsItsAttemptsAndItsHostsRecord() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(1, host: "a.example", in: database)
+            let now = Date()
+            let queue = DeliveryQueue(database: database, clock: { now.addingTimeInterval(1) })
+            let claimed = try #require(try await queue.claim(limit: 10).first)
+            #expect(claimed.attempts == 1)
+            try await queue.putBack(claimed, dueAt: now.addingTimeInterval(10))
+            #expect(try await queue.claim(limit: 10).isEmpty)
+            let later = DeliveryQueue(database: database, clock: { now.addingTimeInterval(11) })
+            #expect(try await later.claim(limit: 10).map(\.attempts) == [1])
+            #expect(try await database.query("SELECT host FROM inbox_hosts").isEmpty)
         }
     }
 

@@ -79,6 +79,19 @@ import TestSupport
         #expect(await HostResolver().addresses(of: "127.0.0.1") == .addresses(["127.0.0.1"]))
     }
 
+    /// A lookup that starts shortly before the wait ends is `busy`: it had no fair try, and
+    /// counting it against its host let other hosts' slow name servers pause healthy ones.
+    @Test func aLookupStartedLateIsBusy() async throws {
+        let resolver = HostResolver(threads: 1, timeout: .milliseconds(400), pendingLimit: 8) { host in
+            Thread.sleep(forTimeInterval: host == "holds.example" ? 0.3 : 2)
+            return ["198.51.100.7"]
+        }
+        async let holding = resolver.addresses(of: "holds.example")
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(await resolver.addresses(of: "late.example") == .busy)
+        #expect(await holding == .addresses(["198.51.100.7"]))
+    }
+
     /// Deliveries to one host whose name server hangs share one lookup, on one thread: they
     /// held every thread, and another host's lookup found none free before its deadline.
     @Test func lookupsOfOneHangingNameHoldOneThread() async throws {

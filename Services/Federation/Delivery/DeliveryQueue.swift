@@ -167,6 +167,17 @@ struct DeliveryQueue: Sendable {
         }
     }
 
+    /// Not attempted after all (our resolver had no thread for its name): the attempt is
+    /// handed back, and the delivery is due again at `dueAt`. Nothing is held against its host.
+    /// (Each busy round cost an attempt, and a delivery could be given up without a try.)
+    func putBack(_ delivery: Delivery, dueAt: Date) async throws {
+        try await database.execute(
+            """
+            UPDATE deliveries SET attempts = attempts - 1, sending = false, next_attempt_at = \(dueAt)
+            WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)
+            """)
+    }
+
     /// What recording a failed delivery made of its row.
     enum FailureRecord: Equatable {
         /// Tried again at its `retryAt`.
@@ -187,7 +198,8 @@ struct DeliveryQueue: Sendable {
     /// actor whose inbox answers 404 pause the deliveries to every follower on its server.
     /// A host failing since `hostGoneAfter` without answering once is taken for gone: its
     /// deliveries are given up at their first failure until it answers one (each was tried for
-    /// three days, and its followers' every post queued more).
+    /// three days, and its followers' every post queued more). Any answer that is not the host's
+    /// failure ends its run, as a delivery does.
     @discardableResult
     func failed(
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
@@ -196,16 +208,20 @@ struct DeliveryQueue: Sendable {
             var retryAt = retryAt
             let hostFailed = status.map { $0 >= 500 || $0 == 429 } ?? true
             if hostFailed {
+                // A row at 0 failures was reset by an instance of the previous release: a new run.
                 let since = try await connection.query(
                     """
                     INSERT INTO inbox_hosts AS h (host, consecutive_failures, failed_at, failing_since)
                     VALUES (\(delivery.host), 1, \(clock()), \(clock()))
                     ON CONFLICT (host) DO UPDATE SET consecutive_failures = h.consecutive_failures + 1, failed_at = EXCLUDED.failed_at,
+                        failing_since = CASE WHEN h.consecutive_failures = 0 THEN EXCLUDED.failing_since ELSE h.failing_since END,
                         paused_until = CASE WHEN h.consecutive_failures + 1 >= \(pauseAfter) THEN \(pauseUntil) ELSE h.paused_until END
                     RETURNING failing_since
                     """
                 ).first?.decode("failing_since", as: Date.self)
                 if let since, since < clock().addingTimeInterval(-hostGoneAfter) { retryAt = nil }
+            } else {
+                try await connection.execute("DELETE FROM inbox_hosts WHERE host = \(delivery.host)")
             }
             // An UPDATE, which waits for a transaction marking the row superseded and then
             // sees the mark (a DELETE of superseded rows alone would not see it, nor wait).

@@ -111,10 +111,12 @@ final class DeliveryWorker: Service {
                 metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "error": "\(error)"])
             return
         } catch OutboundError.resolverBusy {
-            // Ours too: other hosts' lookups held the resolver, and nothing was sent.
+            // Ours too: other hosts' lookups held the resolver, and nothing was sent. Without
+            // the attempt handed back, it comes back after its lease.
             logger.warning(
-                "no name lookup for a delivery in time; it comes back after its lease",
+                "no name lookup for a delivery in time; it comes back in 10 s",
                 metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)"])
+            try? await queue.putBack(delivery, dueAt: Date().addingTimeInterval(10))
             return
         } catch let refused as OutboundError {
             reason = refused.description

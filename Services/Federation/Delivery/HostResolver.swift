@@ -6,19 +6,24 @@ import Synchronization
 /// name server that does not answer: on threads of its own (not NIO's pool, where the Kafka
 /// commits and key generation wait their turn), an answer within `timeout`, one lookup of a
 /// name at a time (those who ask while it runs share its answer), and at most `pendingLimit`
-/// names queued or running. A lookup that ran past the wait found no addresses (its name
-/// server is slow); one that never ran is `busy`, which says nothing of the name.
+/// names queued or running. A lookup that ran a second (or half the wait, when shorter) without
+/// an answer found no addresses: its name server is slow. One that ran less, or never, is
+/// `busy`, which says nothing of the name.
 final class HostResolver: Sendable {
     static let shared = HostResolver()
 
     enum Answer: Equatable, Sendable {
         /// What the lookup found: none when the name does not resolve, or when its lookup ran
-        /// past the wait.
+        /// a second (or half the wait, when shorter) without an answer.
         case addresses([String])
-        /// Not looked up: other names held the threads for the whole wait, or too many waited.
-        /// Slow name servers of other hosts made these count as the name's failures.
+        /// Not looked up in time: other names held the threads for (nearly) the whole wait, or
+        /// too many waited. Slow name servers of other hosts made these count as the name's
+        /// failures.
         case busy
     }
+
+    /// How long a lookup must have run without an answer to be the name's fault.
+    static let fairTry: Duration = .seconds(1)
 
     /// One caller waiting for a lookup: its answer, and the timer that gives it none.
     private struct Waiter: Sendable {
@@ -32,9 +37,16 @@ final class HostResolver: Sendable {
         var waiters: [Waiter] = []
     }
 
-    /// Set when a thread takes the lookup up.
+    /// When a thread took the lookup up.
     private final class Started: Sendable {
-        let flag = Atomic(false)
+        private let instant = Mutex<ContinuousClock.Instant?>(nil)
+
+        func mark() { instant.withLock { $0 = .now } }
+
+        /// Whether the lookup has run `duration` by now.
+        func hasRun(_ duration: Duration) -> Bool {
+            instant.withLock { $0.map { $0.duration(to: .now) >= duration } ?? false }
+        }
     }
 
     private let threads: NIOThreadPool
@@ -71,7 +83,7 @@ final class HostResolver: Sendable {
                 pending.waiters.append(Waiter(answer: answer, timer: Task {
                     // Cancelled when the lookup answered: that answer stands.
                     guard (try? await Task.sleep(for: wait)) != nil else { return }
-                    answer.give(started.flag.load(ordering: .acquiring) ? .addresses([]) : .busy)
+                    answer.give(started.hasRun(min(wait / 2, Self.fairTry)) ? .addresses([]) : .busy)
                 }))
                 lookups[host] = pending
                 return isFirst ? .first : .joined
@@ -83,7 +95,7 @@ final class HostResolver: Sendable {
                 threads.submit { [self] state in
                     var addresses: [String] = []
                     if case .active = state {
-                        lookups.withLock { $0[host]?.started.flag.store(true, ordering: .releasing) }
+                        lookups.withLock { $0[host]?.started }?.mark()
                         addresses = lookup(host)
                     }
                     for waiter in lookups.withLock({ $0.removeValue(forKey: host)?.waiters ?? [] }) {

@@ -11,7 +11,7 @@ struct SignatureVerifier: Sendable {
     let keyFetchTime: Duration
     let clock: @Sendable () -> Date
 
-    /// Throws `SignatureError` (401), or the database's errors (503).
+    /// Throws `SignatureError` (401; 503 for a key fetch deferred), or the database's errors (503).
     func signer(of request: SignedRequest, body: [UInt8]) async throws -> RemoteActor {
         guard let header = request.header("signature") else { throw SignatureError.missing }
         let signature = try HTTPSignature(header: header)

@@ -32,7 +32,9 @@ struct RemoteActors: Sendable {
     /// one refetch after a signature failed: the actor may have rotated its key). Its fetches
     /// (up to four: a key, its owner, and the ids each names) end by `deadline`.
     /// Throws `SignatureError.keyUnavailable` when the key cannot be had, `keyFetchesDeferred`
-    /// past the budget, and the database's own errors (503) when it cannot be asked.
+    /// past the budget, `keyLookupDeferred` when its name could not be looked up now (both 503,
+    /// and only when no key is stored), and the database's own errors (503) when it cannot be
+    /// asked.
     func actor(keyId: String, refresh: Bool = false, by deadline: ContinuousClock.Instant) async throws -> RemoteActor {
         let stored = try await self.stored(keyId: keyId)
         if let stored, stored.fresh, !refresh { return stored.actor }
