@@ -1,4 +1,5 @@
 import Foundation
+import PostlyCurl
 import PostlyPostgres
 import PostlyService
 import Testing
@@ -304,29 +305,109 @@ import TestSupport
 
     /// A post's Create waits for an earlier Accept of its author to the same host: Mastodon
     /// drops a post from an actor its users do not follow yet, so one published as someone
-    /// followed was lost to them. Another author's post, and another host's, go at once.
+    /// followed was lost to them. Another author's post, and another host's, go at once; a
+    /// later Accept, or one given up, holds nothing; an Accept waiting for its retry is due at
+    /// once when its host answers another delivery (its posts waited hours after it was back).
     @Test func aPostWaitsForItsAuthorsPendingAcceptToTheSameHost() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
             try await schema.apply(to: database)
             let documents = ActivityDocuments(urls: FederationURLs(permalink: Permalink(baseURL: "https://postly.example")))
-            try await database.transaction { connection in
-                let accept = documents.accept(follow: "https://a.example/follows/1", from: "https://a.example/users/f", by: "ada")
-                try await DeliveryQueue.to("https://a.example/users/f/inbox", accept, signer: "ada", in: connection)
-                for (signer, inbox) in [("ada", "https://a.example/inbox"), ("bob", "https://a.example/inbox"), ("ada", "https://b.example/inbox")] {
-                    let create: JSONValue = [
-                        "id": .string("https://postly.example/ap/posts/\(signer)#create-1"), "type": "Create",
-                        "object": ["id": .string("https://postly.example/ap/posts/\(signer)")],
-                    ]
-                    try await DeliveryQueue.to(inbox, create, signer: signer, in: connection)
-                }
+            func accept(_ follower: String, in connection: DatabaseConnection) async throws {
+                let accept = documents.accept(follow: "https://a.example/follows/\(follower)", from: "https://a.example/users/\(follower)", by: "ada")
+                try await DeliveryQueue.to("https://a.example/users/\(follower)/inbox", accept, signer: "ada", in: connection)
             }
-            let queue = DeliveryQueue(database: database, clock: { Date().addingTimeInterval(1) })
+            func create(_ post: String, by signer: String, to host: String, in connection: DatabaseConnection) async throws {
+                let create: JSONValue = [
+                    "id": .string("https://postly.example/ap/posts/\(post)#create-1"), "type": "Create",
+                    "object": ["id": .string("https://postly.example/ap/posts/\(post)")],
+                ]
+                try await DeliveryQueue.to("https://\(host)/inbox", create, signer: signer, in: connection)
+            }
+            try await database.transaction { connection in
+                try await accept("f", in: connection)
+                try await create("p1", by: "ada", to: "a.example", in: connection)
+                try await create("p2", by: "bob", to: "a.example", in: connection)
+                try await create("p3", by: "ada", to: "b.example", in: connection)
+                try await create("p5", by: "bob", to: "a.example", in: connection)
+                try await accept("g", in: connection)
+                try await create("p4", by: "ada", to: "a.example", in: connection)
+            }
+            func described(_ claimed: [Delivery]) -> Set<String> {
+                Set(claimed.map { $0.activityId.contains("#accepts/") ? "accept \($0.inbox)" : $0.activityId })
+            }
+            let now = Date().addingTimeInterval(1)
+            let queue = DeliveryQueue(database: database, clock: { now })
             let first = try await queue.claim(limit: 10)
-            #expect(Set(first.map { "\($0.signer) \($0.inbox)" })
-                == ["ada https://a.example/users/f/inbox", "bob https://a.example/inbox", "ada https://b.example/inbox"])
+            let post = { (name: String) in "https://postly.example/ap/posts/\(name)#create-1" }
+            #expect(described(first) == [
+                "accept https://a.example/users/f/inbox", "accept https://a.example/users/g/inbox", post("p2"), post("p3"), post("p5"),
+            ])
+            let claimed = Dictionary(uniqueKeysWithValues: first.map { ($0.activityId.contains("#accepts/") ? $0.inbox : $0.activityId, $0) })
+            func fail(_ delivery: Delivery?, _ status: Int, retryAt: Date?) async throws {
+                try await queue.failed(
+                    try #require(delivery), status: status, error: "answered \(status)", retryAt: retryAt, pauseAfter: 10, pauseUntil: now)
+            }
+            // g's Accept is given up; f's fails as its host is down, retried in two hours.
+            try await fail(claimed["https://a.example/users/g/inbox"], 404, retryAt: nil)
+            try await fail(claimed["https://a.example/users/f/inbox"], 503, retryAt: now.addingTimeInterval(7200))
             #expect(try await queue.claim(limit: 10).isEmpty)
-            try await queue.delivered(try #require(first.first { $0.activityId.contains("#accepts/") }))
-            #expect(try await queue.claim(limit: 10).map { "\($0.signer) \($0.inbox)" } == ["ada https://a.example/inbox"])
+            // The host answers bob's p2 (refused): f's Accept is due at once; the posts still wait.
+            try await fail(claimed[post("p2")], 401, retryAt: nil)
+            let retried = try await queue.claim(limit: 10)
+            #expect(described(retried) == ["accept https://a.example/users/f/inbox"])
+            try await fail(retried.first, 503, retryAt: now.addingTimeInterval(7200))
+            #expect(try await queue.claim(limit: 10).isEmpty)
+            // The host takes bob's p5: the same.
+            try await queue.delivered(try #require(claimed[post("p5")]))
+            let again = try await queue.claim(limit: 10)
+            #expect(described(again) == ["accept https://a.example/users/f/inbox"])
+            try await queue.delivered(try #require(again.first))
+            #expect(described(try await queue.claim(limit: 10)) == [post("p1"), post("p4")])
+        }
+    }
+
+    /// The worker hands back the attempt of a delivery whose name it could not look up (its
+    /// resolver busy with other names), and holds nothing against its host.
+    @Test func theWorkerPutsBackADeliveryItsResolverHadNoTimeFor() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(1, host: "busy.example", in: database)
+            let queue = DeliveryQueue(database: database, clock: { Date() })
+            var http = OutboundHTTP(client: CurlHTTPClient(logger: testLogger), allowPrivateNetworks: false, timeout: .seconds(1))
+            http.resolver = HostResolver(threads: 1, timeout: .milliseconds(100), pendingLimit: 0) { _ in ["198.51.100.7"] }
+            let configuration = FederationConfiguration(environment: ["PUBLIC_BASE_URL": FederationTestService.base, "FEDERATION_POLL_MS": "50"])
+            let urls = FederationURLs(permalink: Permalink(baseURL: FederationTestService.base))
+            let worker = DeliveryWorker(
+                queue: queue, http: http, keys: ActorKeys(database: database), urls: urls, configuration: configuration, logger: testLogger)
+            let running = Task { try await worker.run() }
+            // Leased, it is `sending` with its attempt spent until the lease ends.
+            let putBack = try await eventually {
+                try await !database.query("SELECT 1 FROM deliveries WHERE NOT sending AND attempts = 0 AND NOT dead AND next_attempt_at > now()").isEmpty
+            }
+            running.cancel()
+            _ = await running.result
+            #expect(putBack)
+            #expect(try await database.query("SELECT host FROM inbox_hosts").isEmpty)
+        }
+    }
+
+    /// An answer that is not the host's failure ends its run of failures, not a pause other
+    /// failures began: a 401 from a host paused as overloaded ended the pause at once.
+    @Test func anAnswerEndsAHostsRunButNotItsPause() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            try await enqueue(4, host: "busy.example", in: database)
+            let now = Date().addingTimeInterval(1)
+            let queue = DeliveryQueue(database: database, clock: { now })
+            let claimed = try await queue.claim(limit: 10).sorted { $0.id < $1.id }
+            try #require(claimed.count == 4)
+            for (delivery, status) in zip(claimed.prefix(3), [503, 503, 401]) {
+                try await queue.failed(
+                    delivery, status: status, error: "answered \(status)", retryAt: status == 401 ? nil : now, pauseAfter: 2,
+                    pauseUntil: now.addingTimeInterval(600))
+            }
+            #expect(try await DeliveryQueue(database: database, clock: { now.addingTimeInterval(61) }).claim(limit: 10).isEmpty)
+            #expect(try await database.query("SELECT consecutive_failures AS n FROM inbox_hosts").first?.decode("n", as: Int.self) == 0)
         }
     }
 
@@ -378,6 +459,14 @@ import TestSupport
             let later = DeliveryQueue(database: database, clock: { now.addingTimeInterval(11) })
             #expect(try await later.claim(limit: 10).map(\.attempts) == [1])
             #expect(try await database.query("SELECT host FROM inbox_hosts").isEmpty)
+
+            // Superseded meanwhile, it goes (it lingered, holding back the Delete behind it).
+            try await database.execute("DELETE FROM deliveries")
+            try await enqueue(["create-1"], to: [inboxes[0]], in: database)
+            let create = try #require(try await later.claim(limit: 10).first)
+            try await enqueue(["delete-2"], to: [inboxes[0]], in: database)
+            try await later.putBack(create, dueAt: now.addingTimeInterval(20))
+            #expect(try await queued(in: database) == ["delete-2"])
         }
     }
 

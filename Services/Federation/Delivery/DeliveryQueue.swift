@@ -163,19 +163,46 @@ struct DeliveryQueue: Sendable {
     func delivered(_ delivery: Delivery) async throws {
         try await database.retryingTransaction { connection in
             try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)")
-            try await connection.execute("DELETE FROM inbox_hosts WHERE host = \(delivery.host)")
+            let ended = try await connection.query("DELETE FROM inbox_hosts WHERE host = \(delivery.host) RETURNING consecutive_failures")
+            if try ended.first?.decode("consecutive_failures", as: Int.self) ?? 0 > 0 {
+                try await hurryAccepts(to: delivery.host, in: connection)
+            }
         }
     }
 
-    /// Not attempted after all (our resolver had no thread for its name): the attempt is
-    /// handed back, and the delivery is due again at `dueAt`. Nothing is held against its host.
-    /// (Each busy round cost an attempt, and a delivery could be given up without a try.)
-    func putBack(_ delivery: Delivery, dueAt: Date) async throws {
-        try await database.execute(
+    /// The Accepts that failed while their host was down are due now that it answers: the
+    /// Creates of their actor's posts to that host wait for them (`claim`), and a retry hours
+    /// away held them that long after the host was back. (Only those: an Accept the host
+    /// refused would be retried at once whenever it answered something.)
+    private func hurryAccepts(to host: String, in connection: DatabaseConnection) async throws {
+        let now = clock()
+        try await connection.execute(
             """
-            UPDATE deliveries SET attempts = attempts - 1, sending = false, next_attempt_at = \(dueAt)
-            WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)
+            UPDATE deliveries SET next_attempt_at = \(now)
+            WHERE host = \(host) AND NOT dead AND activity_id LIKE '%#accepts/%' AND NOT sending AND next_attempt_at > \(now)
+              AND (last_status IS NULL OR last_status >= 500 OR last_status = 429)
             """)
+    }
+
+    /// Not attempted after all (our resolver had no thread for its name): the attempt is
+    /// handed back, and the delivery is due again at `dueAt`, or dropped if it was superseded
+    /// meanwhile. Nothing is held against its host. (Each busy round cost an attempt, and a
+    /// delivery could be given up without a try.) Whether it comes back at `dueAt`: not when it
+    /// was dropped, or is no longer this attempt's (its lease lapsed).
+    @discardableResult
+    func putBack(_ delivery: Delivery, dueAt: Date) async throws -> Bool {
+        try await database.retryingTransaction { connection in
+            // An UPDATE, which sees a superseding transaction's mark (see `failed`).
+            let superseded = try await connection.query(
+                """
+                UPDATE deliveries SET attempts = attempts - 1, sending = false, next_attempt_at = \(dueAt)
+                WHERE id = \(delivery.id) AND attempts = \(delivery.attempts)
+                RETURNING superseded
+                """
+            ).first?.decode("superseded", as: Bool.self)
+            if superseded == true { try await connection.execute("DELETE FROM deliveries WHERE id = \(delivery.id)") }
+            return superseded == false
+        }
     }
 
     /// What recording a failed delivery made of its row.
@@ -199,7 +226,7 @@ struct DeliveryQueue: Sendable {
     /// A host failing since `hostGoneAfter` without answering once is taken for gone: its
     /// deliveries are given up at their first failure until it answers one (each was tried for
     /// three days, and its followers' every post queued more). Any answer that is not the host's
-    /// failure ends its run, as a delivery does.
+    /// failure ends its run, as a delivery does (which also ends a pause).
     @discardableResult
     func failed(
         _ delivery: Delivery, status: Int?, error: String, retryAt: Date?, pauseAfter: Int, pauseUntil: Date
@@ -208,7 +235,8 @@ struct DeliveryQueue: Sendable {
             var retryAt = retryAt
             let hostFailed = status.map { $0 >= 500 || $0 == 429 } ?? true
             if hostFailed {
-                // A row at 0 failures was reset by an instance of the previous release: a new run.
+                // A row at 0 failures ended its run at an answer (or the previous release reset
+                // it): a new run.
                 let since = try await connection.query(
                     """
                     INSERT INTO inbox_hosts AS h (host, consecutive_failures, failed_at, failing_since)
@@ -221,7 +249,11 @@ struct DeliveryQueue: Sendable {
                 ).first?.decode("failing_since", as: Date.self)
                 if let since, since < clock().addingTimeInterval(-hostGoneAfter) { retryAt = nil }
             } else {
-                try await connection.execute("DELETE FROM inbox_hosts WHERE host = \(delivery.host)")
+                // It answered: its run of failures ends (its row is kept, and a pause other
+                // failures began stays).
+                let ended = try await connection.execute(
+                    "UPDATE inbox_hosts SET consecutive_failures = 0 WHERE host = \(delivery.host) AND consecutive_failures > 0")
+                if ended > 0 { try await hurryAccepts(to: delivery.host, in: connection) }
             }
             // An UPDATE, which waits for a transaction marking the row superseded and then
             // sees the mark (a DELETE of superseded rows alone would not see it, nor wait).

@@ -111,12 +111,19 @@ final class DeliveryWorker: Service {
                 metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)", "error": "\(error)"])
             return
         } catch OutboundError.resolverBusy {
-            // Ours too: other hosts' lookups held the resolver, and nothing was sent. Without
-            // the attempt handed back, it comes back after its lease.
-            logger.warning(
-                "no name lookup for a delivery in time; it comes back in 10 s",
-                metadata: ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)"])
-            try? await queue.putBack(delivery, dueAt: Date().addingTimeInterval(10))
+            // Ours too: other hosts' lookups held the resolver, and nothing was sent.
+            let metadata: Logger.Metadata = ["inbox": "\(delivery.inbox)", "activity": "\(delivery.activityId)"]
+            do {
+                let back = try await queue.putBack(delivery, dueAt: Date().addingTimeInterval(10))
+                logger.warning(
+                    back ? "no name lookup for a delivery in time; it comes back in 10 s"
+                        : "no name lookup for a delivery in time; it was superseded, or its lease lapsed",
+                    metadata: metadata)
+            } catch {
+                logger.warning(
+                    "no name lookup for a delivery in time, and its attempt cannot be handed back; it comes back after its lease",
+                    metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            }
             return
         } catch let refused as OutboundError {
             reason = refused.description

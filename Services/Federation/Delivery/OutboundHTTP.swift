@@ -10,6 +10,7 @@ struct OutboundHTTP: Sendable {
     let client: CurlHTTPClient
     let allowPrivateNetworks: Bool
     let timeout: Duration
+    var resolver: HostResolver = .shared
 
     /// What signing one delivery costs (digest and RSA signature).
     static let signing = Metrics.Timer(label: "postly_federation_signing_seconds")
@@ -52,7 +53,7 @@ struct OutboundHTTP: Sendable {
     func pinnedAddress(of url: String, within limit: Duration? = nil) async throws -> [String] {
         guard let parts = URLParts(url) else { throw OutboundError.invalidURL }
         guard !allowPrivateNetworks else { return [] }
-        guard case .addresses(let addresses) = await HostResolver.shared.addresses(of: parts.host, within: limit) else {
+        guard case .addresses(let addresses) = await resolver.addresses(of: parts.host, within: limit) else {
             throw OutboundError.resolverBusy
         }
         guard let first = addresses.first else { throw OutboundError.unresolvable(parts.host) }
