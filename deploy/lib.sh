@@ -75,13 +75,17 @@ broker_start() {
 }
 
 # tansu ignores SIGTERM while clients are connected: SIGKILL after a moment. Its storage
-# is memory anyway.
+# is memory anyway. Its end is waited for: a broker started at once on the same port found
+# it still taken ("Address in use") and died.
 broker_stop() {
   local dir=$1 pid
   [ -f "$dir/broker.pid" ] || return 0
   pid=$(cat "$dir/broker.pid")
   kill "$pid" 2>/dev/null || true
-  wait_exit "$pid" 1 || kill -9 "$pid" 2>/dev/null || true
+  if ! wait_exit "$pid" 1; then
+    kill -9 "$pid" 2>/dev/null || true
+    wait_exit "$pid" 5 || true
+  fi
   rm -f "$dir/broker.pid"
 }
 
