@@ -60,6 +60,54 @@ import TestSupport
         }
     }
 
+    /// The tokens of a text edited away are let go: the index is loaded again once its tokens
+    /// have doubled, so an author rewriting a post with new words does not grow the index for
+    /// ever. Searches go on meanwhile, each reading one index's tables.
+    @Test func anIndexWhoseTokensDoubledIsLoadedAgainWithoutTheWordsEditedAway() async throws {
+        try await SearchTestService.run { service, _ in
+            let own = SearchIndex()
+            let follower = Task {
+                try await IndexFollower(index: own, database: service.database, logger: testLogger, reloadAfterNewTokens: 50).run()
+            }
+            try #require(try await eventually(within: .seconds(10)) { own.isLoaded })
+            let search = MemorySearchRepository(index: own, contents: ContentCache(bytes: 1 << 20), database: service.database)
+            func found(_ word: String) async throws -> [String] {
+                try await search.search(word, page: PageRequest(), includeHTML: false).ids
+            }
+            /// 20 words no other round has: "qz" and the word's number in two letters (a word
+            /// of four letters has no typos, so none is found by another's).
+            func words(round: Int) -> String {
+                (0..<20).map { word in
+                    let number = round * 20 + word
+                    return "qz" + String(UnicodeScalar(UInt8(97 + number / 26))) + String(UnicodeScalar(UInt8(97 + number % 26)))
+                }.joined(separator: " ")
+            }
+            let id = UUID().uuidString.lowercased()
+            try await service.apply(postEvent(.created, id: id, title: "Kayak notes", content: words(round: 0), sequence: 1))
+            let searching = Task {
+                var answers: Set<[String]> = []
+                while !Task.isCancelled {
+                    answers.insert(try await found("kayak"))
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                return answers
+            }
+            for round in 1...15 {
+                try await service.apply(postEvent(.updated, id: id, title: "Kayak notes", content: words(round: round), sequence: Int64(round + 1)))
+            }
+            let newest = try #require(service.index.position)
+            #expect(try await eventually(within: .seconds(10)) { (own.position ?? 0) >= newest && (own.tables?.tokens.size.count ?? .max) < 150 })
+            searching.cancel()
+            #expect(try await searching.value == [[id]], "every search found the post, and only it")
+            let last = words(round: 15).split(separator: " ")
+            #expect(try await found(String(last[0])) == [id])
+            let gone = String(words(round: 1).split(separator: " ")[0])
+            #expect(try await found(gone) == [])
+            follower.cancel()
+            _ = await follower.result
+        }
+    }
+
     /// A backlog arrives as one batch: its runs of creations and updates are stored in one
     /// statement each, and the result is the same as one event at a time.
     @Test func aBatchOfPostEventsEndsAsTheEventsOneAtATimeWould() async throws {

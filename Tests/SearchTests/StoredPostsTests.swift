@@ -38,7 +38,7 @@ import TestSupport
             var kept: IndexState?
             service.index.update { kept = $0 }
             let memory = try #require(kept)
-            let tables = try await IndexRows(database: service.database, lexemes: service.index.lexemes, tokens: service.index.tokens).load().state
+            let tables = try await IndexRows(database: service.database).load(tables: memory.tables).state
             #expect(Set(memory.slots.keys) == [ids[0], ids[1], ids[2], ids[5]])
             #expect(Set(tables.slots.keys) == Set(memory.slots.keys))
             for id in ids {
@@ -57,7 +57,7 @@ import TestSupport
         try await SearchTestService.run { service, _ in
             // An index without a follower, so the hand-off waits for this test.
             let own = SearchIndex()
-            let rows = IndexRows(database: service.database, lexemes: own.lexemes, tokens: own.tokens)
+            let rows = IndexRows(database: service.database)
             let before = try await rows.load()
             let (published, drafted) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
             try await service.database.transaction { connection in
@@ -70,11 +70,12 @@ import TestSupport
             try await service.database.execute("UPDATE documents SET likes = 7 WHERE id = \(published)")
 
             let handed = try await rows.changes(
-                after: before.state.position, wordsAfter: 0, stored: own.stored.after(before.state.position, generation: before.generation))
+                after: before.state.position, wordsAfter: 0, stored: own.stored.after(before.state.position, generation: before.generation),
+                tables: before.state.tables)
             #expect(handed.posts.map(\.id) == [published])
             #expect(handed.posts.map(\.likes) == [0])
             #expect(handed.removed == [drafted])
-            let read = try await rows.changes(after: before.state.position, wordsAfter: 0)
+            let read = try await rows.changes(after: before.state.position, wordsAfter: 0, tables: before.state.tables)
             #expect(read.posts.map(\.likes) == [7])
             #expect(read.removed == [drafted])
         }

@@ -7,9 +7,9 @@ import ServiceLifecycle
 /// then applies what the change log says changed, whichever instance's consumer wrote it. It
 /// looks when the writers notify that a change committed, and every `interval` in case a
 /// notification was lost (the listening connection reconnects); so every instance answers a
-/// change moments after its commit. After a reindex switched the tables, and when changes it
-/// has not read may have been pruned (`LogReach`), it loads everything again (the old index
-/// answers meanwhile).
+/// change moments after its commit. After a reindex switched the tables, when changes it has
+/// not read may have been pruned (`LogReach`), and when its tokens have doubled since the load,
+/// it loads everything again (the old index answers meanwhile).
 struct IndexFollower: Service {
     let index: SearchIndex
     let database: Database
@@ -17,6 +17,11 @@ struct IndexFollower: Service {
     var interval: Duration = .seconds(1)
     /// Posts applied under one hold of the index's lock, so searches wait at most that long.
     var postsPerStep = 64
+    /// The tokens numbered since the load (as many as the load numbered, and at least this
+    /// many) after which the index is loaded again. Its tables only grow: the tokens of a text
+    /// edited or gone are let go only by a load. So an index holds at most about twice the
+    /// tokens its texts have, and a growing site loads once each time its tokens double.
+    var reloadAfterNewTokens = 200_000
 
     func run() async throws {
         let doorbell = Doorbell()
@@ -24,13 +29,14 @@ struct IndexFollower: Service {
             group.addTask {
                 for await _ in database.listen(channel: ChangeLog.channel) { doorbell.ring() }
             }
-            await follow(IndexRows(database: database, lexemes: index.lexemes, tokens: index.tokens), doorbell: doorbell)
+            await follow(IndexRows(database: database), doorbell: doorbell)
             group.cancelAll()
         }
     }
 
     private func follow(_ rows: IndexRows, doorbell: Doorbell) async {
         var generation: Int64?
+        var tokensAtLoad = 0
         var reach = LogReach(kept: ChangeLog.kept, now: .now)
         var lastPruning = ContinuousClock.now
         var backoff = Backoff()
@@ -38,17 +44,20 @@ struct IndexFollower: Service {
             var more = false
             let looked = ContinuousClock.now
             do {
-                if let loaded = generation, let position = index.position, reach.mayReadOn(at: looked) {
+                if let loaded = generation, let position = index.position, let tables = index.tables, reach.mayReadOn(at: looked),
+                    tables.tokens.size.count - tokensAtLoad <= max(tokensAtLoad, reloadAfterNewTokens)
+                {
                     let changes = try await rows.changes(
-                        after: position, wordsAfter: index.lexicon.loadedUpTo, stored: index.stored.after(position, generation: loaded))
+                        after: position, wordsAfter: index.lexicon.loadedUpTo, stored: index.stored.after(position, generation: loaded),
+                        tables: tables)
                     if changes.generation == loaded {
                         apply(changes)
                         more = changes.isPartial
                     } else {
-                        generation = try await load(rows)
+                        (generation, tokensAtLoad) = try await load(rows)
                     }
                 } else {
-                    generation = try await load(rows)
+                    (generation, tokensAtLoad) = try await load(rows)
                 }
                 reach.looked(at: looked, reachedEnd: !more)
                 backoff.reset()
@@ -66,13 +75,13 @@ struct IndexFollower: Service {
         }
     }
 
-    /// Loads everything; returns the change log's generation.
-    private func load(_ rows: IndexRows) async throws -> Int64 {
+    /// Loads everything; returns the change log's generation and the tokens numbered.
+    private func load(_ rows: IndexRows) async throws -> (generation: Int64, tokens: Int) {
         let started = ContinuousClock.now
         let snapshot = try await rows.load()
         index.lexicon.replace(with: snapshot.words, upTo: snapshot.wordsUpTo)
         index.replace(with: snapshot.state)
-        let size = snapshot.state.size, tokens = index.tokens.size
+        let size = snapshot.state.size, tokens = snapshot.state.tables.tokens.size
         logger.info(
             "loaded the search index",
             metadata: [
@@ -80,7 +89,7 @@ struct IndexFollower: Service {
                 "text_bytes": "\(size.texts)", "listed_bytes": "\(size.listed)", "postings_bytes": "\(size.postings)",
                 "tokens": "\(tokens.count)", "token_bytes": "\(tokens.bytes)",
             ])
-        return snapshot.generation
+        return (snapshot.generation, tokens.count)
     }
 
     /// Applies changes read: the lexicon first, then the posts, a few under each hold of the

@@ -9,8 +9,6 @@ import PostlyPostgres
 /// round trip however busy the database is).
 struct IndexRows {
     let database: Database
-    let lexemes: LexemeTable
-    let tokens: TokenTable
     /// Posts read per statement: a few megabytes of rows at a time, which is what the load
     /// leaves behind in each of malloc's arenas once it is done.
     var chunk = 100
@@ -40,17 +38,19 @@ struct IndexRows {
         var removed: [String] = []
     }
 
-    func load() async throws -> Snapshot {
+    /// - Parameter tables: what the index numbers its texts with, new ones unless a test
+    ///   compares two indexes' texts by their numbers.
+    func load(tables: IndexTables = IndexTables()) async throws -> Snapshot {
         try await database.transaction(isolation: .repeatableRead) { connection in
             let head = try await connection.query(
                 "SELECT to_regclass('changes')::oid::bigint AS generation, coalesce((SELECT max(position) FROM changes), 0) AS newest")[0]
-            var state = IndexState(tokens: tokens)
+            var state = IndexState(tables: tables)
             state.position = try head.decode("newest")
             let words = try await connection.query("SELECT word AS key, added AS number, lexemes FROM lexicon ORDER BY added")
             for row in try await connection.query(
                 "SELECT user_id AS key, name AS body, profile_picture AS picture, tsvector_to_array(name_vector) AS lexemes FROM authors")
             {
-                try state.setAuthor(row.decode("key"), author(row))
+                try state.setAuthor(row.decode("key"), author(row, tables: state.tables))
             }
             var after = ""
             while true {
@@ -59,7 +59,7 @@ struct IndexRows {
                     SELECT d.id AS key, \(unescaped: Self.postColumns) FROM documents d
                     WHERE d.status = 'published' AND NOT d.deleted AND d.post IS NOT NULL AND d.id > \(after) ORDER BY d.id LIMIT \(chunk)
                     """)
-                for row in rows { state.upsert(try post(row)) }
+                for row in rows { state.upsert(try post(row, tables: state.tables)) }
                 guard rows.count == chunk, let last = rows.last else { break }
                 after = try last.decode("key")
             }
@@ -70,10 +70,13 @@ struct IndexRows {
     }
 
     /// The changes after `position` (at most `chunk` of them) with the posts and authors they
-    /// name as they are now, and the lexicon's words after `wordsAfter`: read in that order in
-    /// one statement, so the words of every post read are among the words. A post whose last
-    /// change read is one of `stored` is taken from there, not read.
-    func changes(after position: Int64, wordsAfter: Int64, stored: [Int64: StoredPosts.Stored] = [:]) async throws -> Changes {
+    /// name as they are now, numbered with `tables` (the index's they are for), and the
+    /// lexicon's words after `wordsAfter`: read in that order in one statement, so the words of
+    /// every post read are among the words. A post whose last change read is one of `stored` is
+    /// taken from there, not read.
+    func changes(
+        after position: Int64, wordsAfter: Int64, stored: [Int64: StoredPosts.Stored] = [:], tables: IndexTables
+    ) async throws -> Changes {
         let rows = try await database.query(
             """
             WITH changed AS MATERIALIZED (
@@ -109,16 +112,20 @@ struct IndexRows {
                 changes.newest = try row.decode("number")
                 changes.isPartial = try row.decode("count", as: Int.self) == chunk
             case "post":
-                if row.isNull("body") { changes.removed.append(try row.decode("key")) } else { changes.posts.append(try post(row)) }
+                if row.isNull("body") {
+                    changes.removed.append(try row.decode("key"))
+                } else {
+                    changes.posts.append(try post(row, tables: tables))
+                }
             case "stored":
                 switch stored[try row.decode("number")] {
                 case .published(let published):
-                    changes.posts.append(post(published))
+                    changes.posts.append(post(published, tables: tables))
                 case .hidden, nil:  // (nil never: only `stored`'s positions are asked for)
                     changes.removed.append(try row.decode("key"))
                 }
             case "author":
-                changes.authors.append((try row.decode("key"), try author(row)))
+                changes.authors.append((try row.decode("key"), try author(row, tables: tables)))
             default:
                 changes.words.append(try word(row))
                 changes.wordsUpTo = max(changes.wordsUpTo ?? 0, try row.decode("number"))
@@ -147,35 +154,37 @@ struct IndexRows {
         NULL AS picture, NULL::text[] AS lexemes
         """
 
-    private func post(_ row: Row) throws -> IndexedPost {
+    private func post(_ row: Row, tables: IndexTables) throws -> IndexedPost {
         let decoder = PostlyJSON.decoder()
         let post = try decoder.decode(Post.self, from: Data(try row.decode("body", as: [UInt8].self)))
         let comments = try row.decode("comments", as: [UInt8]?.self).map { try decoder.decode([Comment].self, from: Data($0)) }
         return indexed(
             post, likes: try row.decode("likes"), publishedAt: try row.decode("number"), comments: comments ?? [],
-            title: try split(row, "title_tokens", "title_lexemes"), content: try split(row, "content_tokens", "content_lexemes"))
+            title: try split(row, "title_tokens", "title_lexemes"), content: try split(row, "content_tokens", "content_lexemes"),
+            tables: tables)
     }
 
     /// A post as this instance's consumer stored it (it has no comments).
-    private func post(_ stored: StoredPosts.Published) -> IndexedPost {
+    private func post(_ stored: StoredPosts.Published, tables: IndexTables) -> IndexedPost {
         indexed(
             stored.post, likes: stored.likes, publishedAt: stored.publishedAt, comments: [],
-            title: (stored.title.tokens, stored.title.lexemes), content: (stored.content.tokens, stored.content.lexemes))
+            title: (stored.title.tokens, stored.title.lexemes), content: (stored.content.tokens, stored.content.lexemes),
+            tables: tables)
     }
 
     private func indexed(
         _ post: Post, likes: Int, publishedAt: Int64?, comments: [Comment], title: (tokens: [String], lexemes: [String]),
-        content: (tokens: [String], lexemes: [String])
+        content: (tokens: [String], lexemes: [String]), tables: IndexTables
     ) -> IndexedPost {
         IndexedPost(
             id: post.id, author: post.author, publishedAt: publishedAt ?? .min, likes: likes,
-            listed: ListedPost(post), comments: comments, title: text(title), content: text(content))
+            listed: ListedPost(post), comments: comments, title: text(title, tables: tables), content: text(content, tables: tables))
     }
 
-    private func author(_ row: Row) throws -> IndexedAuthor {
+    private func author(_ row: Row, tables: IndexTables) throws -> IndexedAuthor {
         IndexedAuthor(
             name: try row.decode("body"), profilePicture: try row.decode("picture"),
-            nameLexemes: lexemes.number(try row.decode("lexemes", as: [String].self)))
+            nameLexemes: tables.lexemes.number(try row.decode("lexemes", as: [String].self)))
     }
 
     private func word(_ row: Row) throws -> (word: String, stems: [String]) {
@@ -189,14 +198,14 @@ struct IndexRows {
     }
 
     /// A text as the index keeps it, from its tokens and its words' lexemes.
-    private func text(_ split: (tokens: [String], lexemes: [String])) -> IndexedText {
+    private func text(_ split: (tokens: [String], lexemes: [String]), tables: IndexTables) -> IndexedText {
         let words = split.tokens.count / 2
         var wordLexemes = split.lexemes
         // Never otherwise; a text and its lexemes are written together.
         if wordLexemes.count != words {
             wordLexemes = Array(wordLexemes.prefix(words)) + Array(repeating: "", count: max(0, words - wordLexemes.count))
         }
-        return IndexedText(tokens: tokens.number(split.tokens, lexemes: lexemes.number(wordLexemes)))
+        return IndexedText(tokens: tables.tokens.number(split.tokens, lexemes: tables.lexemes.number(wordLexemes)))
     }
 
     /// The parts of `joined` between each U+E000 (none when it is empty), found by their bytes:

@@ -5,8 +5,8 @@ import PostlyModels
 /// anywhere and in their titles, per author the posts they wrote. Changed only by
 /// `SearchIndex`'s writer, read by the searches (`IndexState+Ranking`).
 struct IndexState: Sendable {
-    /// The texts' tokens, which the posts' lexemes are read from.
-    let tokens: TokenTable
+    /// What this index's texts and names are numbered with.
+    let tables: IndexTables
     private(set) var slots: [String: UInt32] = [:]
     private(set) var posts: [IndexedPost?] = []
     /// `posts[slot].publishedAt`, apart: the ranking reads it for many posts.
@@ -34,15 +34,15 @@ struct IndexState: Sendable {
         return (texts, listed, anywhere.reduce(0) { $0 + $1.size } + inTitle.reduce(0) { $0 + $1.size })
     }
 
-    init(tokens: TokenTable) {
-        self.tokens = tokens
+    init(tables: IndexTables = IndexTables()) {
+        self.tables = tables
     }
 
     /// Adds the post or replaces what was indexed for it.
     mutating func upsert(_ post: IndexedPost) {
-        let (lexemes, titleLexemes) = tokens.read { post.lexemes(in: $0) }
+        let (lexemes, titleLexemes) = tables.tokens.read { post.lexemes(in: $0) }
         if let slot = slots[post.id], let old = posts[Int(slot)] {
-            let (oldLexemes, oldTitleLexemes) = tokens.read { old.lexemes(in: $0) }
+            let (oldLexemes, oldTitleLexemes) = tables.tokens.read { old.lexemes(in: $0) }
             for lexeme in oldLexemes.subtracting(lexemes) { anywhere[Int(lexeme)].remove(slot, slots: posts.count) }
             for lexeme in oldTitleLexemes.subtracting(titleLexemes) { inTitle[Int(lexeme)].remove(slot, slots: posts.count) }
             add(slot, to: lexemes.subtracting(oldLexemes), titles: titleLexemes.subtracting(oldTitleLexemes))
@@ -71,7 +71,7 @@ struct IndexState: Sendable {
 
     mutating func remove(postId: String) {
         guard let slot = slots.removeValue(forKey: postId), let old = posts[Int(slot)] else { return }
-        let (oldLexemes, oldTitleLexemes) = tokens.read { old.lexemes(in: $0) }
+        let (oldLexemes, oldTitleLexemes) = tables.tokens.read { old.lexemes(in: $0) }
         for lexeme in oldLexemes { anywhere[Int(lexeme)].remove(slot, slots: posts.count) }
         for lexeme in oldTitleLexemes { inTitle[Int(lexeme)].remove(slot, slots: posts.count) }
         postsByAuthor[old.author.userId]?.remove(slot, slots: posts.count)

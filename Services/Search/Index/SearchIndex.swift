@@ -4,8 +4,6 @@ import PostlyModels
 /// loaded whole from the service's tables at start, then kept with the change log. Until it is
 /// loaded, searches answer 503 and `/health/ready` names it.
 final class SearchIndex: Sendable {
-    let lexemes = LexemeTable()
-    let tokens = TokenTable()
     /// The words typos and prefixes are looked up among, changed in the same step as the
     /// posts (just before them, so a typo finds a post no later than its exact word).
     let lexicon = Lexicon()
@@ -21,6 +19,9 @@ final class SearchIndex: Sendable {
     var position: Int64? { state.read { $0?.position } }
 
     var postCount: Int { state.read { $0?.postCount ?? 0 } }
+
+    /// The tables the loaded index numbers its texts with; nil before the load.
+    var tables: IndexTables? { state.read { $0?.tables } }
 
     /// Replaces everything (the load, or a reload after a reindex).
     func replace(with newState: IndexState) {
@@ -40,11 +41,16 @@ final class SearchIndex: Sendable {
         }
     }
 
-    /// See `IndexState.search(_:offset:limit:)`.
-    func search(_ words: [WordQuery], offset: Int, limit: Int) throws -> (total: Int, hits: [IndexHit]) {
+    /// See `IndexState.search(_:offset:limit:)`, for the words `query` numbers with the index's
+    /// lexemes; with the tokens its hits' texts are read with. Both are of one index: a load
+    /// replaces them.
+    func search(
+        offset: Int, limit: Int, _ query: (LexemeTable) -> [WordQuery]
+    ) throws -> (total: Int, hits: [IndexHit], tokens: TokenTable) {
         try state.read { state in
             guard let state else { throw NotLoaded() }
-            return state.search(words, offset: offset, limit: limit)
+            let found = state.search(query(state.tables.lexemes), offset: offset, limit: limit)
+            return (found.total, found.hits, state.tables.tokens)
         }
     }
 }

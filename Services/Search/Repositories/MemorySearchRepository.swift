@@ -23,19 +23,23 @@ struct MemorySearchRepository: SearchRepository {
         // Cut as the plan cuts them, so that each planned word goes with its own stems.
         let parsed = QueryPlan.counted(try await words(of: text))
         let plan = QueryPlan(words: parsed.map(\.word), lexicon: index.lexicon)
-        // The lexemes highlighted: looked up for every word of every listed post's excerpt.
-        var matched = BitSet()
-        let query = zip(plan.words, parsed).map { word, parsed in
+        guard !plan.words.isEmpty else { return .empty }
+        let stems = zip(plan.words, parsed).map { word, parsed in
             var stems = Set(parsed.stems)
             for alternative in word.alternatives.dropFirst() { stems.formUnion(index.lexicon.stems(of: alternative) ?? []) }
-            let alternatives = index.lexemes.existing(stems)
-            matched.formUnion(alternatives.lazy.map(Int.init))
-            return WordQuery(alternatives: alternatives, exact: index.lexemes.existing(parsed.stems))
+            return (alternatives: stems, exact: parsed.stems)
         }
-        guard !query.isEmpty else { return .empty }
-        let found: (total: Int, hits: [IndexHit])
+        // The lexemes highlighted: looked up for every word of every listed post's excerpt.
+        var matched = BitSet()
+        let found: (total: Int, hits: [IndexHit], tokens: TokenTable)
         do {
-            found = try index.search(query, offset: page.offset, limit: page.limit)
+            found = try index.search(offset: page.offset, limit: page.limit) { lexemes in
+                stems.map { stems in
+                    let alternatives = lexemes.existing(stems.alternatives)
+                    matched.formUnion(alternatives.lazy.map(Int.init))
+                    return WordQuery(alternatives: alternatives, exact: lexemes.existing(stems.exact))
+                }
+            }
         } catch is SearchIndex.NotLoaded {
             throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1)
         }
@@ -44,7 +48,7 @@ struct MemorySearchRepository: SearchRepository {
         let listed = found.hits.compactMap { hit in stored.contents[hit.post.id].map { (hit, content: $0) } }
         var body: [UInt8] = [UInt8(ascii: "[")]
         body.reserveCapacity(listed.reduce(2) { $0 + $1.0.post.listed.size + $1.content.count + 1024 })
-        index.tokens.read { tokens in
+        found.tokens.read { tokens in
             for (number, (hit, content)) in listed.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
                 let highlights = Highlights(
