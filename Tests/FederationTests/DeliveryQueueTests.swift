@@ -260,6 +260,21 @@ import TestSupport
         }
     }
 
+    /// An inbox that names its scheme's default port is on the same host as one that does not
+    /// (paused with it, its posts waiting for the same Accepts); another port is another host.
+    @Test func anInboxNamingItsDefaultPortIsOnTheSameHost() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await schema.apply(to: database)
+            let inboxes = [
+                "https://Down.example:443/inbox", "https://down.example/users/b/inbox", "http://down.example:80/inbox",
+                "https://down.example:8443/inbox", "http://down.example:443/inbox",
+            ]
+            try await enqueue(["create-1"], to: inboxes, in: database)
+            let claimed = try await DeliveryQueue(database: database, clock: { Date() }).claim(limit: 100)
+            #expect(claimed.map(\.host).sorted() == ["down.example", "down.example", "down.example", "down.example:443", "down.example:8443"])
+        }
+    }
+
     /// Hosts and remote actors not heard of for the retention are forgotten (both tables only
     /// grew); a paused host, a follower and anything recent are kept, and a host that answers
     /// loses its run of failures at once.

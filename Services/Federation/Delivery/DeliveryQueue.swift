@@ -38,8 +38,12 @@ struct DeliveryQueue: Sendable {
     /// How long a host may fail without answering once before it is taken for gone (`failed`).
     var hostGoneAfter: TimeInterval = 7 * 86400
 
-    /// An inbox URL's authority, the unit of pausing (written once, for both enqueues).
-    private static let host = "lower(substring(inbox from '^[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#]+)'))"
+    /// An inbox URL's authority, the unit of pausing and of the wait for Accepts (written once,
+    /// for both enqueues), without its scheme's default port: `host:443` is `host`.
+    private static let host = """
+        regexp_replace(lower(substring(inbox from '^[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#]+)')),
+            CASE WHEN inbox ~* '^https:' THEN ':443$' ELSE ':80$' END, '')
+        """
 
     /// Enqueues `activity` to every distinct inbox of `userId`'s followers (their shared
     /// inbox where they have one), signed by `userId`.
