@@ -177,4 +177,14 @@ let schema = Migrations([
             -- host wait for (`DeliveryQueue.claim`).
             CREATE INDEX deliveries_accepts ON deliveries (host, signer, id) WHERE NOT dead AND activity_id LIKE '%#accepts/%';
             """),
+    Migration(
+        version: 11, name: "hosts without their default port",
+        sql: """
+            -- An inbox naming its scheme's default port is on the host without it
+            -- (`DeliveryQueue.host`): the deliveries queued before take that name. A host's
+            -- record under the former name is dropped: it only starts its run of failures again.
+            UPDATE deliveries SET host = regexp_replace(host, CASE WHEN inbox ~* '^https:' THEN ':443$' ELSE ':80$' END, '')
+            WHERE host ~ ':(443|80)$';
+            DELETE FROM inbox_hosts WHERE host ~ ':(443|80)$';
+            """),
 ])

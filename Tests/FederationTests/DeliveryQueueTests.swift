@@ -262,16 +262,40 @@ import TestSupport
 
     /// An inbox that names its scheme's default port is on the same host as one that does not
     /// (paused with it, its posts waiting for the same Accepts); another port is another host.
+    /// The deliveries queued before take the new name.
     @Test func anInboxNamingItsDefaultPortIsOnTheSameHost() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
+            try await Migrations(schema.migrations.filter { $0.version <= 10 }).apply(to: database)
+            // As the previous release queued them.
+            try await database.execute(
+                """
+                INSERT INTO deliveries (activity_id, inbox, host, signer, body, next_attempt_at)
+                VALUES ('https://postly.example/ap/posts/p0#create-1', 'https://earlier.example:443/inbox', 'earlier.example:443', 'ada', '{}', now())
+                """)
+            try await database.execute(
+                "INSERT INTO inbox_hosts (host, consecutive_failures) VALUES ('earlier.example:443', 3), ('earlier.example:4430', 3)")
             try await schema.apply(to: database)
             let inboxes = [
-                "https://Down.example:443/inbox", "https://down.example/users/b/inbox", "http://down.example:80/inbox",
-                "https://down.example:8443/inbox", "http://down.example:443/inbox",
+                "https://Down.example:443/inbox", "HTTPS://down.example/users/b/inbox", "http://down.example:80/inbox",
+                "https://down.example:8443/inbox", "http://down.example:443/inbox", "https://down.example:4430/inbox",
             ]
             try await enqueue(["create-1"], to: inboxes, in: database)
+            try await database.execute(
+                """
+                INSERT INTO followers (actor_id, follower_id, inbox, shared_inbox, follow_id)
+                VALUES ('ada', 'https://down.example/users/c', 'https://down.example/users/c/inbox', 'https://down.example:443/shared',
+                        'https://down.example/follows/1')
+                """)
+            try await database.transaction { connection in
+                try await DeliveryQueue.toFollowers(of: "ada", ["id": "https://postly.example/ap/posts/p2#create-1", "type": "Create"], in: connection)
+            }
             let claimed = try await DeliveryQueue(database: database, clock: { Date() }).claim(limit: 100)
-            #expect(claimed.map(\.host).sorted() == ["down.example", "down.example", "down.example", "down.example:443", "down.example:8443"])
+            #expect(claimed.map(\.host).sorted() == [
+                "down.example", "down.example", "down.example", "down.example", "down.example:443", "down.example:4430",
+                "down.example:8443", "earlier.example",
+            ])
+            let hosts = try await database.query("SELECT host FROM inbox_hosts").map { try $0.decode("host", as: String.self) }
+            #expect(hosts == ["earlier.example:4430"])
         }
     }
 

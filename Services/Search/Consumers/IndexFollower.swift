@@ -8,8 +8,8 @@ import ServiceLifecycle
 /// looks when the writers notify that a change committed, and every `interval` in case a
 /// notification was lost (the listening connection reconnects); so every instance answers a
 /// change moments after its commit. After a reindex switched the tables, when changes it has
-/// not read may have been pruned (`LogReach`), and when its tokens have doubled since the load,
-/// it loads everything again (the old index answers meanwhile).
+/// not read may have been pruned (`LogReach`), and when its tables have outgrown the load
+/// (`TableGrowth`), it loads everything again (the old index answers meanwhile).
 struct IndexFollower: Service {
     let index: SearchIndex
     let database: Database
@@ -17,11 +17,9 @@ struct IndexFollower: Service {
     var interval: Duration = .seconds(1)
     /// Posts applied under one hold of the index's lock, so searches wait at most that long.
     var postsPerStep = 64
-    /// The tokens numbered since the load (as many as the load numbered, and at least this
-    /// many) after which the index is loaded again. Its tables only grow: the tokens of a text
-    /// edited or gone are let go only by a load. So an index holds at most about twice the
-    /// tokens its texts have, and a growing site loads once each time its tokens double.
-    var reloadAfterNewTokens = 200_000
+    /// `TableGrowth`'s least allowance (tokens and lexemes) and least time between loads.
+    var reloadAfterNewNumbers = 200_000
+    var reloadsApart: Duration = .seconds(60)
 
     func run() async throws {
         let doorbell = Doorbell()
@@ -36,7 +34,7 @@ struct IndexFollower: Service {
 
     private func follow(_ rows: IndexRows, doorbell: Doorbell) async {
         var generation: Int64?
-        var tokensAtLoad = 0
+        var growth: TableGrowth?
         var reach = LogReach(kept: ChangeLog.kept, now: .now)
         var lastPruning = ContinuousClock.now
         var backoff = Backoff()
@@ -45,7 +43,7 @@ struct IndexFollower: Service {
             let looked = ContinuousClock.now
             do {
                 if let loaded = generation, let position = index.position, let tables = index.tables, reach.mayReadOn(at: looked),
-                    tables.tokens.size.count - tokensAtLoad <= max(tokensAtLoad, reloadAfterNewTokens)
+                    growth?.isOutgrown(numbered: tables.count) == false
                 {
                     let changes = try await rows.changes(
                         after: position, wordsAfter: index.lexicon.loadedUpTo, stored: index.stored.after(position, generation: loaded),
@@ -54,10 +52,10 @@ struct IndexFollower: Service {
                         apply(changes)
                         more = changes.isPartial
                     } else {
-                        (generation, tokensAtLoad) = try await load(rows)
+                        (generation, growth) = try await load(rows)
                     }
                 } else {
-                    (generation, tokensAtLoad) = try await load(rows)
+                    (generation, growth) = try await load(rows)
                 }
                 reach.looked(at: looked, reachedEnd: !more)
                 backoff.reset()
@@ -75,21 +73,24 @@ struct IndexFollower: Service {
         }
     }
 
-    /// Loads everything; returns the change log's generation and the tokens numbered.
-    private func load(_ rows: IndexRows) async throws -> (generation: Int64, tokens: Int) {
+    /// Loads everything; returns the change log's generation and when the load will be outgrown.
+    private func load(_ rows: IndexRows) async throws -> (generation: Int64, growth: TableGrowth) {
         let started = ContinuousClock.now
         let snapshot = try await rows.load()
         index.lexicon.replace(with: snapshot.words, upTo: snapshot.wordsUpTo)
         index.replace(with: snapshot.state)
+        let duration = ContinuousClock.now - started
         let size = snapshot.state.size, tokens = snapshot.state.tables.tokens.size
         logger.info(
             "loaded the search index",
             metadata: [
-                "posts": "\(snapshot.state.postCount)", "words": "\(snapshot.words.count)", "duration": "\(ContinuousClock.now - started)",
+                "posts": "\(snapshot.state.postCount)", "words": "\(snapshot.words.count)", "duration": "\(duration)",
                 "text_bytes": "\(size.texts)", "listed_bytes": "\(size.listed)", "postings_bytes": "\(size.postings)",
-                "tokens": "\(tokens.count)", "token_bytes": "\(tokens.bytes)",
+                "tokens": "\(tokens.count)", "token_bytes": "\(tokens.bytes)", "loads": "\(index.loadCount)",
             ])
-        return (snapshot.generation, tokens.count)
+        let growth = TableGrowth(
+            numberedAtLoad: snapshot.state.tables.count, loadedIn: duration, minimumAllowance: reloadAfterNewNumbers, minimumGap: reloadsApart)
+        return (snapshot.generation, growth)
     }
 
     /// Applies changes read: the lexicon first, then the posts, a few under each hold of the

@@ -4,4 +4,7 @@
 struct IndexTables: Sendable {
     let tokens = TokenTable()
     let lexemes = LexemeTable()
+
+    /// The tokens and lexemes numbered.
+    var count: Int { tokens.size.count + lexemes.count }
 }

@@ -1,8 +1,8 @@
 import Synchronization
 
-/// Numbers each lexeme the index has seen, once and for good, so postings and texts hold
-/// 4-byte numbers instead of strings. Shared by the index's writer, which adds lexemes, and
-/// the searches, which only look them up.
+/// Numbers each lexeme the index has seen, once for the index's life (`IndexTables`), so
+/// postings and texts hold 4-byte numbers instead of strings. Shared by the index's writer,
+/// which adds lexemes, and the searches, which only look them up.
 final class LexemeTable: Sendable {
     /// A word without a lexeme (a stop word).
     static let none = UInt32.max

@@ -1,4 +1,5 @@
 import PostlyModels
+import Synchronization
 
 /// The search index in memory, which every search reads and only `IndexFollower` changes:
 /// loaded whole from the service's tables at start, then kept with the change log. Until it is
@@ -10,6 +11,7 @@ final class SearchIndex: Sendable {
     /// What this instance's consumer stored, for the follower to apply without reading it back.
     let stored = StoredPosts()
     private let state = ReadWriteLock<IndexState?>(nil)
+    private let loads = Atomic(0)
 
     struct NotLoaded: Error {}
 
@@ -23,8 +25,12 @@ final class SearchIndex: Sendable {
     /// The tables the loaded index numbers its texts with; nil before the load.
     var tables: IndexTables? { state.read { $0?.tables } }
 
-    /// Replaces everything (the load, or a reload after a reindex).
+    /// The loads since the start (`IndexFollower` says when it loads again).
+    var loadCount: Int { loads.load(ordering: .relaxed) }
+
+    /// Replaces everything (a load).
     func replace(with newState: IndexState) {
+        loads.add(1, ordering: .relaxed)
         let old = state.write { state in
             let old = state
             state = newState

@@ -1,10 +1,10 @@
 import Synchronization
 
 /// Every distinct token of the indexed texts (a word, or what is between two words), numbered
-/// once and for good with the lexeme it stems to, so a text is kept as a short run of numbers
-/// instead of its bytes and its words' lexemes: a few thousand distinct tokens make up most of
-/// any text. Shared by the index's writer, which adds tokens, and the searches, which read the
-/// texts of their results.
+/// once for the index's life (`IndexTables`) with the lexeme it stems to, so a text is kept as
+/// a short run of numbers instead of its bytes and its words' lexemes: a few thousand distinct
+/// tokens make up most of any text. Shared by the index's writer, which adds tokens, and the
+/// searches, which read the texts of their results.
 final class TokenTable: Sendable {
     /// What the tokens are read with. It only grows, so a reader takes it as it is at one
     /// instant (its arrays shared, not copied) and reads without holding the writer up; the
