@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostlyEvents
+import PostlyKafka
 import PostlyModels
 import PostlyPostgres
 import PostlyService
@@ -9,9 +10,11 @@ import Synchronization
 /// `postly-search reindex`: rebuilds the index from nothing while search goes on. The tables
 /// are created afresh in the schema `search_rebuild`, filled by replaying `postly.posts`,
 /// `postly.users` and `postly.comments` from their beginning under a consumer group of their
-/// own, then switched with the live ones in one transaction. The replay goes on into the
-/// switched tables until it is idle again, so nothing the live consumer applied meanwhile is
-/// missing; the row guards keep the two consumers from undoing each other.
+/// own, then switched with the live ones in one transaction once the replay has consumed what
+/// the topics held when it looked (or was idle for `idleAfter`): a site whose events never
+/// pause is never idle. The replay goes on into the switched tables until it has consumed what
+/// they held at the switch, so nothing the live consumer applied meanwhile is missing; the row
+/// guards keep the two consumers from undoing each other.
 ///
 /// A replay that lacks posts, comments or authors the live tables have, or has them as they
 /// were before (topics past their retention, a broker that lost them), switches nothing and
@@ -25,7 +28,34 @@ public func reindex(
     let kit = try ServiceKit(configuration.service, schema: schema, logger: logger)
     let target = ReindexTarget()
     let group = "search-reindex-\(UUID().uuidString.lowercased())"
-    let replay = kit.consumer(of: [.posts, .users, .comments], group: group, handler: ReindexHandler(target: target))
+    let topics: [Topic] = [.posts, .users, .comments]
+    let replay = kit.consumer(of: topics, group: group, handler: ReindexHandler(target: target))
+    let kafka = configuration.service.kafka
+    let progress = try KafkaGroupProgress(group: group, configuration: kafka)
+    /// Waits until the replay has consumed what the topics hold now; or, unless
+    /// `untilConsumed`, until it was idle for `idleAfter` after a first event, or had none
+    /// within `firstEventWithin` (empty topics). The ends are read again at each look (every
+    /// second): one that went down (a broker that lost its log) is the one to reach. A Kafka
+    /// error is logged and asked again.
+    @Sendable func caughtUp(firstEventWithin: Duration, untilConsumed: Bool = false) async throws -> ReplayReach {
+        let started = ContinuousClock.now
+        let position = try await kit.database.query("SELECT coalesce(max(position), 0) AS newest FROM public.changes")[0]
+            .decode("newest", as: Int64.self)
+        var ends: [KafkaTopicPartition: Int64]?
+        var consumed = false
+        try await target.wait(orIdleFor: untilConsumed ? nil : idleAfter, firstEventWithin: firstEventWithin) {
+            do {
+                let now = try await progress.ends(of: topics.map(\.rawValue))
+                let lowest = ends?.merging(now, uniquingKeysWith: min) ?? now
+                ends = lowest
+                consumed = try await progress.hasReached(lowest)
+            } catch {
+                logger.warning("cannot read how far the replay has come; asking again", metadata: ["error": "\(error)"])
+            }
+            return consumed
+        }
+        return ReplayReach(position: position, consumedTheEnds: consumed, took: ContinuousClock.now - started)
+    }
     /// Drops the reindex's own schemas and forgets what its consumer group applied.
     @Sendable func cleanUp(dropping schemas: String...) async throws {
         let drops = schemas.map { "DROP SCHEMA \($0) CASCADE;" }.joined(separator: " ")
@@ -46,13 +76,21 @@ public func reindex(
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await replay.run() }
             defer { tasks.cancelAll() }
-            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: configuration.service.kafka.sessionTimeout * 6)
+            var reach = try await caughtUp(firstEventWithin: kafka.sessionTimeout * 6)
+            // What changed during a pass is left out of the comparison (its events may be on
+            // their way): after a long one, pass again until one is short (ten at most).
+            var passes = 1
+            while reach.consumedTheEnds, reach.took > idleAfter, passes < 10 {
+                reach = try await caughtUp(firstEventWithin: .zero)
+                passes += 1
+            }
             let replayed = target.applied
             let built = ContinuousClock.now - started
-            var lost = try await ReindexRefusal(comparingIn: kit.database, replayed: replayed)
-            while !lost.isEmpty, try await target.applies(within: idleAfter * 5) {
-                try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
-                lost = try await ReindexRefusal(comparingIn: kit.database, replayed: target.applied)
+            var lost = try await ReindexRefusal(comparingIn: kit.database, replayed: replayed, changedUpTo: reach.position)
+            // Idle before it consumed the ends: a batch may have outlasted the idle wait.
+            while !lost.isEmpty, !reach.consumedTheEnds, try await target.applies(within: idleAfter * 5) {
+                reach = try await caughtUp(firstEventWithin: .zero)
+                lost = try await ReindexRefusal(comparingIn: kit.database, replayed: target.applied, changedUpTo: reach.position)
             }
             guard lost.isEmpty || (acceptingLosses && lost.replayed > 0) else {
                 try await cleanUp(dropping: "search_rebuild")
@@ -87,8 +125,9 @@ public func reindex(
                     """)
             }
             target.switched()
-            // What the live consumer applied to the retired tables while the switch was coming.
-            try await target.waitUntilIdle(for: idleAfter, firstEventWithin: .zero)
+            // What the live consumer applied to the retired tables while the switch was coming:
+            // its events are before the ends read now.
+            _ = try await caughtUp(firstEventWithin: .zero, untilConsumed: true)
             try await cleanUp(dropping: "search_retired", "search_rebuild")
             return ReindexReport(events: replayed, duration: built)
         }
@@ -97,7 +136,8 @@ public func reindex(
 
 /// What the live tables have that the replay did not bring, or brought only as it was before
 /// (an older sequence, a comment not yet deleted): a reindex switching now would lose them, or
-/// bring back what they were.
+/// bring back what they were. Only what the live change log logged up to a position counts: a
+/// change after it may come from an event the replay has not reached yet.
 public struct ReindexRefusal: Error, CustomStringConvertible {
     public var posts: Int
     public var comments: Int
@@ -105,17 +145,20 @@ public struct ReindexRefusal: Error, CustomStringConvertible {
     /// The events the replay applied: none, and the broker was likely unreachable.
     public var replayed: Int
 
-    init(comparingIn database: Database, replayed: Int) async throws {
+    init(comparingIn database: Database, replayed: Int, changedUpTo position: Int64) async throws {
         self.replayed = replayed
         let row = try await database.query(
             """
             SELECT
                 (SELECT count(*) FROM public.documents d LEFT JOIN search_rebuild.documents r ON r.id = d.id
-                    WHERE (r.id IS NULL AND NOT d.deleted) OR r.sequence < d.sequence)::bigint AS posts,
+                    WHERE ((r.id IS NULL AND NOT d.deleted) OR r.sequence < d.sequence)
+                      AND NOT EXISTS (SELECT 1 FROM public.changes l WHERE l.position > \(position) AND l.post_id = d.id))::bigint AS posts,
                 (SELECT count(*) FROM public.comments c LEFT JOIN search_rebuild.comments r ON r.id = c.id
-                    WHERE (r.id IS NULL AND NOT c.deleted) OR (c.deleted AND NOT r.deleted))::bigint AS comments,
+                    WHERE ((r.id IS NULL AND NOT c.deleted) OR (c.deleted AND NOT r.deleted))
+                      AND NOT EXISTS (SELECT 1 FROM public.changes l WHERE l.position > \(position) AND l.post_id = c.post_id))::bigint AS comments,
                 (SELECT count(*) FROM public.authors a LEFT JOIN search_rebuild.authors r ON r.user_id = a.user_id
-                    WHERE r.user_id IS NULL OR r.sequence < a.sequence)::bigint AS authors
+                    WHERE (r.user_id IS NULL OR r.sequence < a.sequence)
+                      AND NOT EXISTS (SELECT 1 FROM public.changes l WHERE l.position > \(position) AND l.author_id = a.user_id))::bigint AS authors
             """)[0]
         posts = try row.decode("posts")
         comments = try row.decode("comments")
@@ -143,6 +186,15 @@ public struct ReindexReport: Sendable {
     public var events: Int
     /// From the start to the switch.
     public var duration: Duration
+}
+
+/// How far a pass of the replay came: the live change log's last position, read before the
+/// topics' ends (every change logged up to it came from an event before them), whether the
+/// replay consumed those ends (else it fell idle), and how long the pass took.
+struct ReplayReach {
+    var position: Int64
+    var consumedTheEnds: Bool
+    var took: Duration
 }
 
 /// Where the replay writes (the new tables, then after the switch the live ones) and how far
@@ -185,14 +237,22 @@ final class ReindexTarget: Sendable {
         return false
     }
 
-    /// Returns once nothing was applied for `idle`, after a first event, or after
-    /// `firstEventWithin` without any (empty topics).
-    func waitUntilIdle(for idle: Duration, firstEventWithin: Duration) async throws {
+    /// Returns once `isDone` (asked at once, then every second); or, when `idle` is given,
+    /// once nothing was applied for `idle` after a first event, or after `firstEventWithin`
+    /// without any (empty topics).
+    func wait(orIdleFor idle: Duration?, firstEventWithin: Duration, until isDone: () async -> Bool) async throws {
         let start = ContinuousClock.now
+        var asked: ContinuousClock.Instant?
         while true {
-            let last = state.withLock { $0.lastApplied }
-            if let last, ContinuousClock.now - last >= idle { return }
-            if last == nil, ContinuousClock.now - start >= firstEventWithin { return }
+            if asked.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+                if await isDone() { return }
+                asked = .now
+            }
+            if let idle {
+                let last = state.withLock { $0.lastApplied }
+                if let last, ContinuousClock.now - last >= idle { return }
+                if last == nil, ContinuousClock.now - start >= firstEventWithin { return }
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -117,7 +117,7 @@ final class KafkaMessageBuffer: Sendable {
 }
 
 /// One partition of one topic.
-struct KafkaTopicPartition: Hashable, Sendable {
-    var topic: String
-    var partition: Int32
+public struct KafkaTopicPartition: Hashable, Sendable {
+    public var topic: String
+    public var partition: Int32
 }

@@ -3,6 +3,7 @@ import HummingbirdTesting
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import Synchronization
 import Testing
 import TestSupport
 
@@ -438,6 +439,52 @@ import TestSupport
                 let second = UUID().uuidString.lowercased()
                 try await service.send(postEvent(.created, id: second, title: "Canoe plans", sequence: 1), with: producer)
                 #expect(try await eventually { try await client.titles("canoe") == ["Canoe plans"] })
+            }
+        }
+    }
+
+    /// A site whose events never pause for the idle wait: the reindex switches once the replay
+    /// has consumed what the topics held (it waited for an idle moment that never came), takes
+    /// nothing still arriving for a loss, and loses nothing written meanwhile.
+    @Test func aReindexOnASiteThatNeverPausesEnds() async throws {
+        try await SearchTestService.run { service, client in
+            let producer = try KafkaProducer(configuration: service.kafka, logger: testLogger)
+            try await withRunning([producer]) {
+                for number in 0..<20 {
+                    try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Kayak \(number)", sequence: 1), with: producer)
+                }
+                #expect(try await eventually { try await client.search("kayak").totalCount == "20" })
+                let writing = Task {
+                    var sent = 0
+                    while !Task.isCancelled {
+                        try await service.send(postEvent(.created, id: UUID().uuidString.lowercased(), title: "Canoe \(sent)", sequence: 1), with: producer)
+                        sent += 1
+                        try? await Task.sleep(for: .milliseconds(100))
+                    }
+                    return sent
+                }
+                let ended = Atomic(false)
+                let reindexing = Task {
+                    defer { ended.store(true, ordering: .relaxed) }
+                    return try await reindex(service.configuration, logger: testLogger, idleAfter: .seconds(2))
+                }
+                let endedInTime = try await eventually(within: .seconds(60)) { ended.load(ordering: .relaxed) }
+                writing.cancel()
+                let sent = try await writing.value
+                if !endedInTime { reindexing.cancel() }
+                #expect(endedInTime, "the reindex ended while events kept coming")
+                #expect(try await reindexing.value.events >= 20)
+                // In the switched tables (the last ones sent may still be on their way), and then
+                // in the index loaded from them.
+                let expected = Set((0..<20).map { "Kayak \($0)" } + (0..<sent).map { "Canoe \($0)" })
+                #expect(try await eventually(within: .seconds(10)) {
+                    let rows = try await service.database.query("SELECT post->>'title' AS title FROM documents WHERE status = 'published'")
+                    return Set(try rows.map { try $0.decode("title", as: String.self) }) == expected
+                }, "\(sent) sent")
+                let schemas = try await service.database.query("SELECT 1 FROM pg_namespace WHERE nspname IN ('search_rebuild', 'search_retired')")
+                #expect(schemas.isEmpty)
+                #expect(try await eventually(within: .seconds(10)) { try await client.search("canoe").totalCount == "\(sent)" })
+                #expect(try await client.search("kayak").totalCount == "20")
             }
         }
     }
