@@ -5,6 +5,7 @@ import PostlyKafka
 import PostlyModels
 import PostlyPostgres
 import PostlyService
+import ServiceLifecycle
 import Synchronization
 
 /// `postly-search reindex`: rebuilds the index from nothing while search goes on. The tables
@@ -31,12 +32,13 @@ public func reindex(
     let topics: [Topic] = [.posts, .users, .comments]
     let replay = kit.consumer(of: topics, group: group, handler: ReindexHandler(target: target))
     let kafka = configuration.service.kafka
-    let progress = try KafkaGroupProgress(group: group, configuration: kafka)
+    let topicEnds = try KafkaTopicEnds(configuration: kafka)
     /// Waits until the replay has consumed what the topics hold now; or, unless
     /// `untilConsumed`, until it was idle for `idleAfter` after a first event, or had none
     /// within `firstEventWithin` (empty topics). The ends are read again at each look (every
-    /// second): one that went down (a broker that lost its log) is the one to reach. A Kafka
-    /// error is logged and asked again.
+    /// second): one that went down (a broker that lost its log) is the one to reach; a partition
+    /// missing from a look (its topic not there, yet) keeps its end. A Kafka error is logged
+    /// and asked again.
     @Sendable func caughtUp(firstEventWithin: Duration, untilConsumed: Bool = false) async throws -> ReplayReach {
         let started = ContinuousClock.now
         let position = try await kit.database.query("SELECT coalesce(max(position), 0) AS newest FROM public.changes")[0]
@@ -45,12 +47,14 @@ public func reindex(
         var consumed = false
         try await target.wait(orIdleFor: untilConsumed ? nil : idleAfter, firstEventWithin: firstEventWithin) {
             do {
-                let now = try await progress.ends(of: topics.map(\.rawValue))
-                let lowest = ends?.merging(now, uniquingKeysWith: min) ?? now
+                let now = try await topicEnds.now(of: topics.map(\.rawValue))
+                var lowest = now
+                for (partition, end) in ends ?? [:] { lowest[partition] = min(end, now[partition] ?? end) }
                 ends = lowest
-                consumed = try await progress.hasReached(lowest)
+                let handled = replay.handledOffsets
+                consumed = lowest.allSatisfy { partition, end in handled[partition] ?? 0 >= end }
             } catch {
-                logger.warning("cannot read how far the replay has come; asking again", metadata: ["error": "\(error)"])
+                logger.warning("cannot read the topics' ends; asking again", metadata: ["error": "\(error)"])
             }
             return consumed
         }
@@ -73,63 +77,78 @@ public func reindex(
                 RESET search_path;
                 """)
         }
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await replay.run() }
-            defer { tasks.cancelAll() }
-            var reach = try await caughtUp(firstEventWithin: kafka.sessionTimeout * 6)
-            // What changed during a pass is left out of the comparison (its events may be on
-            // their way): after a long one, pass again until one is short (ten at most).
-            var passes = 1
-            while reach.consumedTheEnds, reach.took > idleAfter, passes < 10 {
-                reach = try await caughtUp(firstEventWithin: .zero)
-                passes += 1
+        do {
+            return try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    do {
+                        try await replay.run()
+                        target.replayStopped(nil)
+                    } catch {
+                        target.replayStopped(error)
+                        throw error
+                    }
+                }
+                defer { tasks.cancelAll() }
+                var reach = try await caughtUp(firstEventWithin: kafka.sessionTimeout * 6)
+                // What changed during a pass is left out of the comparison (its events may be on
+                // their way): after a long one, pass again until one is short (ten at most).
+                var passes = 1
+                while reach.took > idleAfter, passes < 10 {
+                    reach = try await caughtUp(firstEventWithin: .zero)
+                    passes += 1
+                }
+                let replayed = target.applied
+                let built = ContinuousClock.now - started
+                var lost = try await ReindexRefusal(comparingIn: kit.database, replayed: replayed, changedUpTo: reach.position)
+                // Idle before it consumed the ends: a batch may have outlasted the idle wait.
+                while !lost.isEmpty, !reach.consumedTheEnds, try await target.applies(within: idleAfter * 5) {
+                    reach = try await caughtUp(firstEventWithin: .zero)
+                    lost = try await ReindexRefusal(comparingIn: kit.database, replayed: target.applied, changedUpTo: reach.position)
+                }
+                guard lost.isEmpty || (acceptingLosses && lost.replayed > 0) else {
+                    try await cleanUp(dropping: "search_rebuild")
+                    throw lost
+                }
+                try await kit.database.withConnection { connection in
+                    try await connection.executeScript(unescaped: """
+                        BEGIN;
+                        DROP SCHEMA IF EXISTS search_retired CASCADE;
+                        CREATE SCHEMA search_retired;
+                        ALTER TABLE public.documents SET SCHEMA search_retired;
+                        ALTER TABLE public.authors SET SCHEMA search_retired;
+                        ALTER TABLE public.comments SET SCHEMA search_retired;
+                        ALTER TABLE public.lexicon SET SCHEMA search_retired;
+                        ALTER TABLE public.changes SET SCHEMA search_retired;
+                        ALTER TABLE search_rebuild.documents SET SCHEMA public;
+                        ALTER TABLE search_rebuild.authors SET SCHEMA public;
+                        ALTER TABLE search_rebuild.comments SET SCHEMA public;
+                        ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
+                        -- A new change log: every instance loads its index again from the new tables.
+                        ALTER TABLE search_rebuild.changes SET SCHEMA public;
+                        -- The lexicon only grows: its words that no post replayed has now (an
+                        -- edited-away word) stay, so every word an instance has in memory is in it.
+                        INSERT INTO public.lexicon (word)
+                        SELECT r.word FROM search_retired.lexicon r
+                        WHERE NOT EXISTS (SELECT 1 FROM public.lexicon l WHERE l.word = r.word)
+                        ORDER BY r.added;
+                        -- Words added from now on get numbers above what every instance has loaded.
+                        SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
+                                      greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));
+                        COMMIT;
+                        """)
+                }
+                target.switched()
+                // What the live consumer applied to the retired tables while the switch was coming:
+                // its events are before the ends read now.
+                _ = try await caughtUp(firstEventWithin: .zero, untilConsumed: true)
+                try await cleanUp(dropping: "search_retired", "search_rebuild")
+                return ReindexReport(events: replayed, duration: built)
             }
-            let replayed = target.applied
-            let built = ContinuousClock.now - started
-            var lost = try await ReindexRefusal(comparingIn: kit.database, replayed: replayed, changedUpTo: reach.position)
-            // Idle before it consumed the ends: a batch may have outlasted the idle wait.
-            while !lost.isEmpty, !reach.consumedTheEnds, try await target.applies(within: idleAfter * 5) {
-                reach = try await caughtUp(firstEventWithin: .zero)
-                lost = try await ReindexRefusal(comparingIn: kit.database, replayed: target.applied, changedUpTo: reach.position)
-            }
-            guard lost.isEmpty || (acceptingLosses && lost.replayed > 0) else {
-                try await cleanUp(dropping: "search_rebuild")
-                throw lost
-            }
-            try await kit.database.withConnection { connection in
-                try await connection.executeScript(unescaped: """
-                    BEGIN;
-                    DROP SCHEMA IF EXISTS search_retired CASCADE;
-                    CREATE SCHEMA search_retired;
-                    ALTER TABLE public.documents SET SCHEMA search_retired;
-                    ALTER TABLE public.authors SET SCHEMA search_retired;
-                    ALTER TABLE public.comments SET SCHEMA search_retired;
-                    ALTER TABLE public.lexicon SET SCHEMA search_retired;
-                    ALTER TABLE public.changes SET SCHEMA search_retired;
-                    ALTER TABLE search_rebuild.documents SET SCHEMA public;
-                    ALTER TABLE search_rebuild.authors SET SCHEMA public;
-                    ALTER TABLE search_rebuild.comments SET SCHEMA public;
-                    ALTER TABLE search_rebuild.lexicon SET SCHEMA public;
-                    -- A new change log: every instance loads its index again from the new tables.
-                    ALTER TABLE search_rebuild.changes SET SCHEMA public;
-                    -- The lexicon only grows: its words that no post replayed has now (an
-                    -- edited-away word) stay, so every word an instance has in memory is in it.
-                    INSERT INTO public.lexicon (word)
-                    SELECT r.word FROM search_retired.lexicon r
-                    WHERE NOT EXISTS (SELECT 1 FROM public.lexicon l WHERE l.word = r.word)
-                    ORDER BY r.added;
-                    -- Words added from now on get numbers above what every instance has loaded.
-                    SELECT setval(pg_get_serial_sequence('public.lexicon', 'added'),
-                                  greatest((SELECT max(added) FROM public.lexicon), (SELECT max(added) FROM search_retired.lexicon), 1));
-                    COMMIT;
-                    """)
-            }
-            target.switched()
-            // What the live consumer applied to the retired tables while the switch was coming:
-            // its events are before the ends read now.
-            _ = try await caughtUp(firstEventWithin: .zero, untilConsumed: true)
-            try await cleanUp(dropping: "search_retired", "search_rebuild")
-            return ReindexReport(events: replayed, duration: built)
+        } catch let stopped as ReindexTarget.ReplayStopped {
+            // What no later reindex reads: the rows of the replay's group, and its schema (empty
+            // once switched; the retired tables stay until the next switch).
+            try? await cleanUp(dropping: "search_rebuild")
+            throw stopped
         }
     }
 }
@@ -204,6 +223,20 @@ final class ReindexTarget: Sendable {
         var schema = "search_rebuild"
         var applied = 0
         var lastApplied: ContinuousClock.Instant?
+        /// Set once the replay ended, with its error if it threw.
+        var replayStopped: (any Error)??
+    }
+
+    /// The replay ended (a fatal Kafka error, the command shutting down) before the reindex did.
+    struct ReplayStopped: Error, CustomStringConvertible {
+        var switched: Bool
+        var error: (any Error)?
+        var description: String {
+            let cause = error.map { " (\($0))" } ?? ""
+            return switched
+                ? "the replay stopped\(cause) after the switch, before it applied what the live consumer had meanwhile: run the reindex again"
+                : "the replay stopped\(cause) before the switch: nothing was switched"
+        }
     }
 
     private let state = Mutex(State())
@@ -226,6 +259,10 @@ final class ReindexTarget: Sendable {
         }
     }
 
+    func replayStopped(_ error: (any Error)?) {
+        state.withLock { $0.replayStopped = .some(error) }
+    }
+
     /// Whether the replay applies another batch within `limit`.
     func applies(within limit: Duration) async throws -> Bool {
         let before = applied
@@ -239,11 +276,15 @@ final class ReindexTarget: Sendable {
 
     /// Returns once `isDone` (asked at once, then every second); or, when `idle` is given,
     /// once nothing was applied for `idle` after a first event, or after `firstEventWithin`
-    /// without any (empty topics).
+    /// without any (empty topics). Throws `ReplayStopped` once the replay has stopped or the
+    /// command is shutting down: neither would ever be done.
     func wait(orIdleFor idle: Duration?, firstEventWithin: Duration, until isDone: () async -> Bool) async throws {
         let start = ContinuousClock.now
         var asked: ContinuousClock.Instant?
         while true {
+            let (stopped, switched) = state.withLock { ($0.replayStopped, $0.schema == "public") }
+            if let stopped { throw ReplayStopped(switched: switched, error: stopped) }
+            if Task.isShuttingDownGracefully { throw ReplayStopped(switched: switched, error: nil) }
             if asked.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
                 if await isDone() { return }
                 asked = .now

@@ -5,6 +5,7 @@ import PostlyKafka
 import PostlyModels
 import PostlyPostgres
 import ServiceLifecycle
+import Synchronization
 import Tracing
 
 /// Runs one consumer group of a service: decodes each message's envelope, applies it with
@@ -33,6 +34,11 @@ public final class EventConsumerRunner: Service {
     private let skipped: Counter
     private let deadLettered: Counter
     private let maxBatch: Int
+    private let handled = Mutex(HandledOffsets())
+
+    /// How far the runner has come (`HandledOffsets`), for a caller waiting until it consumed
+    /// what a topic held: its commits to the broker may lag or fail.
+    public var handledOffsets: [KafkaTopicPartition: Int64] { handled.withLock { $0.offsets } }
 
     /// - Parameter name: the consumer group, such as `comments`; also names the applied
     ///   sequences, so two runners of one service keep theirs apart.
@@ -64,6 +70,7 @@ public final class EventConsumerRunner: Service {
             var committing: Task<Void, Never>?
             while case let batch = await messages.nextBatch(upTo: maxBatch), !batch.isEmpty {
                 try await handle(batch)
+                handled.withLock { $0.record(batch) }
                 await committing?.value
                 committing = Task { await commit(batch, with: consumer) }
             }

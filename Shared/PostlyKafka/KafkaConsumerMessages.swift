@@ -120,4 +120,9 @@ final class KafkaMessageBuffer: Sendable {
 public struct KafkaTopicPartition: Hashable, Sendable {
     public var topic: String
     public var partition: Int32
+
+    public init(topic: String, partition: Int32) {
+        self.topic = topic
+        self.partition = partition
+    }
 }

@@ -7,8 +7,9 @@ public struct KafkaMessage: Sendable, Hashable {
     public var key: String?
     public var value: [UInt8]
     public var headers: [KafkaHeader]
-    /// Which of its consumer's librdkafka clients delivered it (see `KafkaConsumer.commit`).
-    var client = 0
+    /// Which of its consumer's librdkafka clients delivered it (see `KafkaConsumer.commit`): a
+    /// higher number is a later client, whose partitions may be new logs starting again at 0.
+    public internal(set) var client = 0
 
     public init(topic: String, partition: Int32, offset: Int64, key: String?, value: [UInt8], headers: [KafkaHeader] = []) {
         self.topic = topic

@@ -16,6 +16,9 @@ case "reindex":
     } catch let refusal as ReindexRefusal {
         logger.error("reindex refused: \(refusal)")
         exit(1)
+    } catch {
+        logger.error("reindex failed: \(error)")
+        exit(1)
     }
 case nil, "serve":
     try await buildApplication(configuration, logger: logger).runService()
