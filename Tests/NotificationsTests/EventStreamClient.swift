@@ -19,6 +19,9 @@ final class EventStreamClient: Sendable {
         var headers: [String: String] = [:]
         var events: [Event] = []
         var comments: [String] = []
+        /// The id a browser's `EventSource` would come back with: the last one the stream set,
+        /// by an event with data or without (which is not dispatched).
+        var lastEventId: String?
         /// The server finished the response (or closed the connection).
         var ended = false
     }
@@ -35,6 +38,7 @@ final class EventStreamClient: Sendable {
     var headers: [String: String] { handler.received.withLock { $0.headers } }
     var events: [Event] { handler.received.withLock { $0.events } }
     var comments: [String] { handler.received.withLock { $0.comments } }
+    var lastEventId: String? { handler.received.withLock { $0.lastEventId } }
     var ended: Bool { handler.received.withLock { $0.ended } }
 
     /// Sends `GET path` to localhost:port and returns once the response head arrived; throws
@@ -131,6 +135,7 @@ final class EventStreamClient: Sendable {
 
         private func take(_ line: String) {
             if line.isEmpty {
+                if let id { received.withLock { $0.lastEventId = id } }
                 if !data.isEmpty {
                     let event = Event(event: event, id: id, data: data.joined(separator: "\n"), receivedAt: .now)
                     received.withLock { $0.events.append(event) }

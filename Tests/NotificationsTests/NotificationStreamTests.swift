@@ -88,6 +88,44 @@ import TestSupport
         }
     }
 
+    /// A stream that has carried no notification yet says where it stands, so a client that
+    /// comes back with that id (after a deploy, an eviction, a lost connection) is replayed
+    /// what was stored meanwhile, whether its user had notifications before or not.
+    @Test func aStreamThatCarriedNothingYetIsReplayedWhatItMissed() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let reader = try await service.user("Grace")
+            let post = UUID().uuidString.lowercased()
+            func comment(_ sequence: Int64) async throws {
+                try await service.publish(commentEvent(post: post, author: author.id, commenter: reader.author, sequence: sequence))
+            }
+            // Before the user's first notification.
+            let first = try await service.openStream(as: author)
+            #expect(try await eventually { first.lastEventId != nil })
+            await first.close()
+            try await comment(1)
+            try await service.waitUntilConsumed(.comments, key: post, sequence: 1)
+            let second = try await service.openStream(as: author, lastEventId: try #require(first.lastEventId))
+            #expect(try await eventually { second.events.count == 1 })
+            #expect(second.events.map(\.id) == (try await service.page(as: author).notifications.map(\.id)))
+            await second.close()
+
+            // After some: the stream starts after the newest.
+            let third = try await service.openStream(as: author)
+            #expect(try await eventually { third.lastEventId != nil })
+            await third.close()
+            try await comment(2)
+            try await comment(3)
+            try await service.waitUntilConsumed(.comments, key: post, sequence: 3)
+            let missed = try await service.page(as: author).notifications.prefix(2).reversed().map(\.id)
+            let fourth = try await service.openStream(as: author, lastEventId: try #require(third.lastEventId))
+            #expect(try await eventually { fourth.events.count == 2 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(fourth.events.map(\.id) == missed)
+            await fourth.close()
+        }
+    }
+
     @Test func aClientOnOneInstanceReceivesWhatAnotherInstanceConsumed() async throws {
         try await NotificationsTestService.run(instances: 2) { service in
             let author = try await service.user("Ada")

@@ -117,10 +117,12 @@ def unique_word():
 
 class EventStream:
     """An open `text/event-stream` answer, read on a thread of its own; each event keeps the
-    moment it arrived (`received`, time.monotonic())."""
+    moment it arrived (`received`, time.monotonic()). `last_event_id` is what a browser's
+    `EventSource` would come back with: the last id the stream set, with data or without."""
 
     def __init__(self, connection, path, token=None):
         self.events, self.comments, self.status, self.closed = [], 0, None, False
+        self.last_event_id = None
         self.connection = connection
         headers = {"Accept": "text/event-stream"}
         if token:
@@ -142,6 +144,7 @@ class EventStream:
                 if line.startswith(":"):
                     self.comments += 1
                 elif line == "":
+                    self.last_event_id = event.get("id", self.last_event_id)
                     if "data" in event:
                         event["received"] = time.monotonic()
                         self.events.append(event)

@@ -10,7 +10,10 @@ import ServiceLifecycle
 ///
 /// The caller is checked when the stream opens (a token, or a ticket for `EventSource`).
 /// A reconnect with `Last-Event-ID` (or `?lastEventId=`, for a new `EventSource`) is first
-/// replayed what came after that notification. The stream then follows the hub; it ends
+/// replayed what came after that notification. A stream opened without one starts after the
+/// caller's newest notification and says so in its first event's id, so a client that comes
+/// back before any notification arrived is replayed what it missed. The stream then follows
+/// the hub; it ends
 /// when its session is revoked or its token expires, at graceful shutdown, when the client
 /// leaves, when the client falls too far behind, or when the user opens one stream too many
 /// (the oldest ends).
@@ -40,15 +43,10 @@ struct NotificationStreamController: Sendable {
 
     @Sendable func stream(_ request: Request, context: PostlyRequestContext) async throws -> Response {
         let caller = try await caller(request, context: context)
-        let lastEventId = request.headers[.lastEventID] ?? request.uri.queryParameters.get("lastEventId")
         // Read and counted before answering: a database that is down answers 503, not a stream
         // that can carry nothing.
-        let anchor: Int64?
-        if let lastEventId {
-            anchor = try await repository.position(of: lastEventId, recipientId: caller.userId)
-        } else {
-            anchor = nil
-        }
+        let anchor = try await anchor(
+            lastEventId: request.headers[.lastEventID] ?? request.uri.queryParameters.get("lastEventId"), recipientId: caller.userId)
         let channel = context.channel
         let subscription = try await hub.admit(userId: caller.userId, sessionId: caller.sessionId, expiresAt: caller.expiresAt) {
             channel.close(promise: nil)
@@ -72,21 +70,30 @@ struct NotificationStreamController: Sendable {
             })
     }
 
+    /// Where a stream starts: after the caller's notification the client names, else after the
+    /// caller's newest one (an unknown id, or another user's, replays nothing).
+    private func anchor(lastEventId: String?, recipientId: String) async throws -> StreamAnchor {
+        if lastEventId == StreamAnchor.beforeAny.eventId { return .beforeAny }
+        if let lastEventId, let position = try await repository.position(of: lastEventId, recipientId: recipientId) {
+            return StreamAnchor(eventId: lastEventId, position: position)
+        }
+        return try await repository.newest(recipientId: recipientId).map { StreamAnchor(eventId: $0.id, position: $0.position) } ?? .beforeAny
+    }
+
     /// Writes the replay, then what the hub hands over, each notification once: positions
-    /// grow in commit order, so anything at or below the last one written was written.
-    private func send(_ subscription: StreamSubscription, after anchor: Int64?, to writer: inout any ResponseBodyWriter) async throws {
-        try await writer.write(ServerSentEvent.opening(retry: Self.retry))
-        var last = anchor ?? 0
-        if anchor != nil {
-            while true {
-                let batch = try await repository.notifications(recipientId: subscription.userId, after: last, limit: Self.replayBatch)
-                for stored in batch {
-                    try await writer.write(try ServerSentEvent.notification(stored.notification))
-                    last = stored.position
-                }
-                replayed.increment(by: batch.count)
-                if batch.count < Self.replayBatch { break }
+    /// grow in commit order, so anything at or below the last one written was written. The
+    /// replay also covers what was stored between reading the anchor and the hub's hold.
+    private func send(_ subscription: StreamSubscription, after anchor: StreamAnchor, to writer: inout any ResponseBodyWriter) async throws {
+        try await writer.write(ServerSentEvent.opening(retry: Self.retry, lastEventId: anchor.eventId))
+        var last = anchor.position
+        while true {
+            let batch = try await repository.notifications(recipientId: subscription.userId, after: last, limit: Self.replayBatch)
+            for stored in batch {
+                try await writer.write(try ServerSentEvent.notification(stored.notification))
+                last = stored.position
             }
+            replayed.increment(by: batch.count)
+            if batch.count < Self.replayBatch { break }
         }
         for await item in subscription.items {
             switch item {
@@ -114,6 +121,15 @@ struct NotificationStreamController: Sendable {
         }
         return holder
     }
+}
+
+/// The notification a stream starts after, as the id a client comes back with.
+struct StreamAnchor: Sendable, Hashable {
+    var eventId: String
+    var position: Int64
+
+    /// Before the caller's first notification: a stream opened when they had none.
+    static let beforeAny = StreamAnchor(eventId: "start", position: 0)
 }
 
 extension HTTPField.Name {

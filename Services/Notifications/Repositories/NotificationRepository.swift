@@ -31,6 +31,8 @@ protocol NotificationRepository: Sendable {
     func notification(at position: Int64, recipientId: String) async throws -> StoredNotification?
     /// The position of the recipient's notification `id` (removed ones too), if it is theirs.
     func position(of id: String, recipientId: String) async throws -> Int64?
+    /// The id and position of the recipient's newest notification (not removed), if any.
+    func newest(recipientId: String) async throws -> (id: String, position: Int64)?
     /// The recipient's notifications after `position`, in position order.
     func notifications(recipientId: String, after position: Int64, limit: Int) async throws -> [StoredNotification]
     /// Stores a ticket (as its SHA-256) for the holder, valid for `lifetime`.

@@ -60,6 +60,12 @@ struct PostgresNotificationRepository: NotificationRepository {
             .first?.decode("position", as: Int64.self)
     }
 
+    func newest(recipientId: String) async throws -> (id: String, position: Int64)? {
+        let rows = try await database.query(
+            "SELECT id, position FROM notifications WHERE recipient_id = \(recipientId) AND NOT removed ORDER BY position DESC LIMIT 1")
+        return try rows.first.map { (try $0.decode("id", as: String.self), try $0.decode("position", as: Int64.self)) }
+    }
+
     func notifications(recipientId: String, after position: Int64, limit: Int) async throws -> [StoredNotification] {
         try await database.query(
             """

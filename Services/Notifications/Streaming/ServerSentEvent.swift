@@ -4,10 +4,11 @@ import PostlyModels
 
 /// The text of Server-Sent Events as the stream writes them.
 enum ServerSentEvent {
-    /// Opens the stream: how long a client should wait before reconnecting, and a first line
-    /// so the client sees the stream is live.
-    static func opening(retry: Duration) -> ByteBuffer {
-        ByteBuffer(string: "retry: \(retry.components.seconds * 1000)\n: connected\n\n")
+    /// Opens the stream: how long a client should wait before reconnecting, the id it should
+    /// come back with until a notification arrives (an event without data sets a client's last
+    /// event id and is not dispatched), and a first line so the client sees the stream is live.
+    static func opening(retry: Duration, lastEventId: String) -> ByteBuffer {
+        ByteBuffer(string: "retry: \(retry.components.seconds * 1000)\nid: \(lastEventId)\n: connected\n\n")
     }
 
     static let heartbeat = ByteBuffer(string: ": keep-alive\n\n")
