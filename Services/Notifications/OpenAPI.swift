@@ -76,7 +76,7 @@ let openAPI = OpenAPIDocument(
         "/api/notifications/stream": {
           "get": {
             "summary": "The caller's new notifications, live, as Server-Sent Events",
-            "description": "Each new notification as 'event: notification', 'id: <_id>', 'data: <the Notification as JSON>'; a comment line at least every 15 seconds. It opens with an event without data whose id is the caller's newest notification ('start' when there is none). With Last-Event-ID (or lastEventId in the query, for a new EventSource), what came after that notification is sent first. The stream ends when the session is revoked or the service shuts down; a client that falls too far behind is disconnected and should reconnect with Last-Event-ID.",
+            "description": "Each new notification as 'event: notification', 'id: <_id>', 'data: <the Notification as JSON>'; a comment line at least every 15 seconds. It opens with an event without data whose id is the caller's newest notification ('start:<userId>' when there is none). With Last-Event-ID (or lastEventId in the query, for a new EventSource), what came after that notification is sent first. The stream ends when the session is revoked or the service shuts down; a client that falls too far behind is disconnected and should reconnect with Last-Event-ID.",
             "security": [{"bearer": []}, {}],
             "parameters": [
               {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "string"}},

@@ -19,8 +19,8 @@ final class EventStreamClient: Sendable {
         var headers: [String: String] = [:]
         var events: [Event] = []
         var comments: [String] = []
-        /// The id a browser's `EventSource` would come back with: the last one the stream set,
-        /// by an event with data or without (which is not dispatched).
+        /// The id a client that follows the SSE specification comes back with (Chromium's
+        /// `EventSource`): the last one the stream set, by an event with data or without.
         var lastEventId: String?
         /// The server finished the response (or closed the connection).
         var ended = false

@@ -78,13 +78,21 @@ import TestSupport
             let all = try await service.page(as: author).notifications.map(\.id)
             #expect(second.events.compactMap(\.id) == Array(all.prefix(3).reversed()))
 
-            // An id that is not the caller's replays nothing.
+            // An id that is not the caller's, or not known at all, starts after the caller's
+            // newest notification, and replays nothing of anyone's.
             let stranger = try await service.user("Mallory")
-            let third = try await service.openStream(as: stranger, lastEventId: all[4])
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(third.events.isEmpty)
+            try await service.publish(likeEvent(post: UUID().uuidString.lowercased(), author: stranger.id, liker: reader.author, sequence: 1))
+            #expect(try await eventually { try await service.page(as: stranger).notifications.count == 1 })
+            let strangersNewest = try await service.page(as: stranger).notifications[0].id
+            for lastEventId in [all[4], "start:\(author.id)", "no such notification"] {
+                let third = try await service.openStream(as: stranger, lastEventId: lastEventId)
+                #expect(try await eventually { third.lastEventId != nil })
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(third.lastEventId == strangersNewest)
+                #expect(third.events.isEmpty)
+                await third.close()
+            }
             await second.close()
-            await third.close()
         }
     }
 
@@ -123,6 +131,30 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(300))
             #expect(fourth.events.map(\.id) == missed)
             await fourth.close()
+        }
+    }
+
+    /// What is stored while a stream is being opened (after its start was read, before the hub
+    /// holds it) is sent by its replay.
+    @Test func aNotificationStoredWhileAStreamOpensIsSent() async throws {
+        try await NotificationsTestService.run { service in
+            let author = try await service.user("Ada")
+            let reader = try await service.user("Grace")
+            let post = UUID().uuidString.lowercased()
+            // Counting the stream waits for this lock; its start was read before.
+            let opening = try await service.database.whileLocked(by: {
+                try await $0.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("open-streams:" + author.id), 0))")
+            }) {
+                let opening = Task { try await service.openStream(as: author) }
+                #expect(try await eventually { try await service.database.someoneWaitsForALock() }, "being counted")
+                try await service.publish(commentEvent(post: post, author: author.id, commenter: reader.author, sequence: 1))
+                try await service.waitUntilConsumed(.comments, key: post, sequence: 1)
+                return opening
+            }
+            let stream = try await opening.value
+            #expect(try await eventually { stream.events.count == 1 })
+            #expect(stream.events.map(\.id) == (try await service.page(as: author).notifications.map(\.id)))
+            await stream.close()
         }
     }
 

@@ -117,8 +117,8 @@ def unique_word():
 
 class EventStream:
     """An open `text/event-stream` answer, read on a thread of its own; each event keeps the
-    moment it arrived (`received`, time.monotonic()). `last_event_id` is what a browser's
-    `EventSource` would come back with: the last id the stream set, with data or without."""
+    moment it arrived (`received`, time.monotonic()). `last_event_id` is what a client that follows
+    the SSE specification comes back with: the last id the stream set, with data or without."""
 
     def __init__(self, connection, path, token=None):
         self.events, self.comments, self.status, self.closed = [], 0, None, False

@@ -13,10 +13,9 @@ import ServiceLifecycle
 /// replayed what came after that notification. A stream opened without one starts after the
 /// caller's newest notification and says so in its first event's id, so a client that comes
 /// back before any notification arrived is replayed what it missed. The stream then follows
-/// the hub; it ends
-/// when its session is revoked or its token expires, at graceful shutdown, when the client
-/// leaves, when the client falls too far behind, or when the user opens one stream too many
-/// (the oldest ends).
+/// the hub; it ends when its session is revoked or its token expires, at graceful shutdown,
+/// when the client leaves, when the client falls too far behind, or when the user opens one
+/// stream too many (the oldest ends).
 struct NotificationStreamController: Sendable {
     let repository: any NotificationRepository
     let hub: NotificationHub
@@ -71,13 +70,15 @@ struct NotificationStreamController: Sendable {
     }
 
     /// Where a stream starts: after the caller's notification the client names, else after the
-    /// caller's newest one (an unknown id, or another user's, replays nothing).
+    /// caller's newest one (an unknown id, or another user's, replays only what is stored while
+    /// the stream opens).
     private func anchor(lastEventId: String?, recipientId: String) async throws -> StreamAnchor {
-        if lastEventId == StreamAnchor.beforeAny.eventId { return .beforeAny }
+        let beforeAny = StreamAnchor.beforeAny(of: recipientId)
+        if lastEventId == beforeAny.eventId { return beforeAny }
         if let lastEventId, let position = try await repository.position(of: lastEventId, recipientId: recipientId) {
             return StreamAnchor(eventId: lastEventId, position: position)
         }
-        return try await repository.newest(recipientId: recipientId).map { StreamAnchor(eventId: $0.id, position: $0.position) } ?? .beforeAny
+        return try await repository.newest(recipientId: recipientId).map { StreamAnchor(eventId: $0.id, position: $0.position) } ?? beforeAny
     }
 
     /// Writes the replay, then what the hub hands over, each notification once: positions
@@ -124,12 +125,16 @@ struct NotificationStreamController: Sendable {
 }
 
 /// The notification a stream starts after, as the id a client comes back with.
-struct StreamAnchor: Sendable, Hashable {
+struct StreamAnchor: Sendable {
     var eventId: String
     var position: Int64
 
-    /// Before the caller's first notification: a stream opened when they had none.
-    static let beforeAny = StreamAnchor(eventId: "start", position: 0)
+    /// Before the user's first notification: a stream opened when they had none. It names the
+    /// user, so that a client coming back with it for another account is not replayed that
+    /// account's whole history.
+    static func beforeAny(of userId: String) -> StreamAnchor {
+        StreamAnchor(eventId: "start:\(userId)", position: 0)
+    }
 }
 
 extension HTTPField.Name {

@@ -7,6 +7,7 @@ enum ServerSentEvent {
     /// Opens the stream: how long a client should wait before reconnecting, the id it should
     /// come back with until a notification arrives (an event without data sets a client's last
     /// event id and is not dispatched), and a first line so the client sees the stream is live.
+    /// The id is one the server chose (a stored notification's, or the marker), never a client's text.
     static func opening(retry: Duration, lastEventId: String) -> ByteBuffer {
         ByteBuffer(string: "retry: \(retry.components.seconds * 1000)\nid: \(lastEventId)\n: connected\n\n")
     }
