@@ -68,4 +68,12 @@ let schema = Migrations([
             CREATE TABLE imported_comments (id text PRIMARY KEY);
             INSERT INTO imported_comments (id) SELECT id FROM comments;
             """),
+    Migration(
+        version: 7, name: "comments ordered as posts embed them",
+        sql: """
+            -- Comments of the same millisecond (imported ones, mostly) in id order, as the posts
+            -- service embeds them in a post: the list and the post agree.
+            CREATE INDEX comments_by_post_in_order ON comments (post_id, created_at, id);
+            DROP INDEX comments_by_post;
+            """),
 ])

@@ -55,6 +55,20 @@ import TestSupport
         }
     }
 
+    /// Comments of the same millisecond list in id order, as the posts service embeds them in
+    /// the post (they listed in the order they were stored).
+    @Test func commentsOfTheSameMomentListInTheOrderThePostShowsThem() async throws {
+        try await CommentsTestService.run(importToken: ImportTesting.token) { service, client in
+            let author = try await service.user("Ada")
+            let postId = try await service.seedPost(by: author)
+            let ids = ["65f1a2b3c4d5e6f708192d03", "65f1a2b3c4d5e6f708192d01", "65f1a2b3c4d5e6f708192d02"]
+            let batch = Self.batch(ids.map { Self.comment($0, postId: postId, at: "2024-03-05T10:20:30.500+00:00") })
+            #expect(try await service.harness.importBatch("/internal/import/comments", json: batch).status == .ok)
+            let comments = try await client.listComments(postId, as: author).decode([Comment].self)
+            #expect(comments.map(\.id) == ids.sorted())
+        }
+    }
+
     @Test func commentsAreCreatedOnceInOrderAndAnnouncedAsImported() async throws {
         try await CommentsTestService.run(importToken: ImportTesting.token) { service, client in
             let author = try await service.user("Ada")

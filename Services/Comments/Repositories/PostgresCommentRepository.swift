@@ -22,11 +22,11 @@ struct PostgresCommentRepository: CommentRepository {
             rows = try await database.query(
                 """
                 SELECT \(unescaped: Comment.columns) FROM comments WHERE post_id = \(postId)
-                ORDER BY created_at, position LIMIT \(page.limit) OFFSET \(page.offset)
+                ORDER BY created_at, id LIMIT \(page.limit) OFFSET \(page.offset)
                 """)
         } else {
             rows = try await database.query(
-                "SELECT \(unescaped: Comment.columns) FROM comments WHERE post_id = \(postId) ORDER BY created_at, position")
+                "SELECT \(unescaped: Comment.columns) FROM comments WHERE post_id = \(postId) ORDER BY created_at, id")
         }
         return try rows.map(Comment.init(row:))
     }
