@@ -78,6 +78,19 @@ import TestSupport
         }
     }
 
+    /// A title that loses its trailing number takes the slug without it (it kept `wwdc-2026`,
+    /// which looks like a suffixed `wwdc`); the old address still finds the post.
+    @Test func droppingATrailingNumberFromTheTitleChangesTheSlug() async throws {
+        try await withPostsService { api in
+            let ada = try await api.user()
+            let post = try await api.create("WWDC 2026", as: ada)
+            #expect(post.slug == "wwdc-2026")
+            let edited = try await api.request(.put, "/api/posts/\(post.id)", as: ada, json: PostsClient.json(["title": "WWDC"])).post()
+            #expect(edited.slug == "wwdc")
+            #expect(try await api.request(.get, "/api/posts/slug/wwdc-2026").post().id == post.id)
+        }
+    }
+
     @Test func titleWithoutUsableCharactersGetsASlugFromTheId() async throws {
         try await withPostsService { api in
             let ada = try await api.user()

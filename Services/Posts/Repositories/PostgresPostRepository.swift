@@ -222,8 +222,9 @@ public struct PostgresPostRepository: PostRepository {
             ? PostRendering(html: current.contentHtml, excerpt: current.excerpt, readTime: current.readTime)
             : PostRendering(markdown: content)
         var slug = current.slug
-        // A new title of the same slug ("Hello" to "Hello!") keeps the post's address.
-        if title != current.title, !Slug.isCandidate(current.slug, of: Slug.make(from: title)) {
+        // A new title of the same slug ("Hello" to "Hello!") keeps the post's address, suffixed
+        // or not; one of another ("WWDC 2026" to "WWDC") claims its own.
+        if Slug.make(from: title) != Slug.make(from: current.title) {
             slug = try await claimSlug(Slug.make(from: title), fallback: id, for: id, in: connection)
         }
         let now = Date()
