@@ -127,6 +127,9 @@ expect_route GET '/api/feeds/posts.atom?nocache=1' posts
 expect_route GET /api/users/u-1/feed.atom posts
 expect_route GET '/api/posts/search?q=swift' search
 expect_route GET '/api/posts/search?q=c+&+d=e' search   # unescaped & = + arrive as sent
+expect_route GET '/api/posts/search/?q=swift' search   # trailing slashes, as everywhere
+expect_route GET '/api/changes/?since=now' posts
+expect_route GET /api/posts/ posts
 expect_route GET /api/posts/abc/comments comments
 expect_route GET '/api/posts/0123456789abcdef01234567/comments?page=1&limit=10' comments
 expect_route POST /api/posts/abc/comments comments
