@@ -24,7 +24,8 @@ public struct AuthConfiguration: Sendable {
     public var refreshReplayGrace: Duration
     /// `LOGIN_FAILURES_PER_EMAIL` (10), `LOGIN_FAILURES_PER_CLIENT` (30) within
     /// `LOGIN_FAILURE_WINDOW_SECONDS` (60): above that, logins answer 429 (past the email's
-    /// limit, to every address, the right password too, as wave 3's section 6 asks).
+    /// limit, to every address but those that signed into the account within 90 days, the
+    /// right password too).
     public var loginLimits: LoginRateLimiter.Limits
     /// `GOOGLE_ISSUER`, `GOOGLE_JWKS_URL`, `GOOGLE_CLIENT_IDS` (comma separated).
     public var google: GoogleIDTokenVerifier.Configuration

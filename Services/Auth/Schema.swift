@@ -81,4 +81,5 @@ let schema = Migrations([
             -- it names is revoked all the same. Tokens issued before keep their rows until they expire.
             ALTER TABLE refresh_tokens ADD COLUMN names_session boolean NOT NULL DEFAULT false;
             """),
+    LoginRateLimiter.knownClientsMigration,
 ])

@@ -49,6 +49,29 @@ import TestSupport
         }
     }
 
+    /// Others' guesses do not lock the owner out where the owner signed in before: such an
+    /// address is held only to its own failures (it waited with everyone else).
+    @Test func anAddressThatSignedInBeforeIsHeldOnlyToItsOwnFailures() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            _ = try await auth.registered(email: "target@example.com", password: "the real password")
+            #expect(try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner).status == .ok)
+            for attempt in 1...10 {
+                let address: HTTPFields = [.forwardedFor: "203.0.113.\(attempt)"]
+                #expect(try await auth.loginWithEmail("target@example.com", password: "guess \(attempt)", headers: address).status == .unauthorized)
+            }
+            let stranger: HTTPFields = [.forwardedFor: "203.0.113.99"]
+            #expect(try await auth.loginWithEmail("target@example.com", password: "the real password", headers: stranger).status == .tooManyRequests)
+            #expect(try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner).status == .ok)
+            // The owner's address has the email's limit for its own failures, and no more.
+            for attempt in 1...10 {
+                #expect(try await auth.loginWithEmail("target@example.com", password: "typo \(attempt)", headers: Self.owner).status == .unauthorized)
+            }
+            let limited = try await auth.loginWithEmail("target@example.com", password: "the real password", headers: Self.owner)
+            #expect(limited.status == .tooManyRequests)
+            #expect((1...60).contains(try #require(limited.headers[.retryAfter].flatMap { Int($0) })))
+        }
+    }
+
     @Test func aClientAddressIsLimitedAcrossEmails() async throws {
         try await AuthTestHarness.run(configure: { $0.loginLimits.failuresPerClient = 5 }) { auth async throws in
             _ = try await auth.registered(email: "someone@example.com", password: "a good password")

@@ -27,6 +27,25 @@ import Testing
         }
     }
 
+    /// A hash cheaper than ours (imported at cost 4, where we check at 10) answers a wrong
+    /// password no sooner than an unknown email (it answered about 60 times sooner).
+    @Test func aCheaperHashTakesAsLongAsOurs() async throws {
+        let hasher = PasswordHasher(cost: 10)
+        let cheap = try await PasswordHasher(cost: 4).hash("the right one")
+        func fastest(of hash: String?) async throws -> Duration {
+            var times: [Duration] = []
+            for attempt in 0..<3 {
+                let started = ContinuousClock.now
+                #expect(try await !hasher.verify("wrong \(attempt)", against: hash))
+                times.append(started.duration(to: .now))
+            }
+            return times.min()!
+        }
+        let (unknownEmail, cheaper) = (try await fastest(of: nil), try await fastest(of: cheap))
+        #expect(cheaper >= unknownEmail * 0.8, "cheaper hash \(cheaper) vs unknown email \(unknownEmail)")
+        #expect(try await hasher.verify("the right one", against: cheap))
+    }
+
     @Test func newHashesAreSaltedPreHashedTwoBAtTheConfiguredCost() async throws {
         let hasher = PasswordHasher(cost: 5)
         let first = try await hasher.hash("s3cret pass")

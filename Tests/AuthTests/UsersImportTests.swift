@@ -158,6 +158,33 @@ import TestSupport
         }
     }
 
+    /// A hash cheaper than ours (here bcrypt at cost 4, where we hash at 8) answers a wrong
+    /// password no sooner than an unknown email does (it answered in a fraction of the time,
+    /// telling that the email has an account), and the first login replaces it with ours.
+    @Test func aCheaperImportedHashAnswersInOurTimeAndIsReplacedAtLogin() async throws {
+        try await AuthTestHarness.run(configure: { $0.service.importToken = Secret(ImportTesting.token); $0.bcryptCost = 8 }) { auth in
+            let cheap = try await PasswordHasher(cost: 4).hash("the right one")
+            let user = Self.user("cheap", email: "cheap@example.com", passwordHash: cheap)
+            #expect(try await auth.harness.importBatch("/internal/import/users", json: Self.batch([user])).importOutcome().created == 1)
+            var wrongPasswordTimes: [Duration] = []
+            var unknownEmailTimes: [Duration] = []
+            for attempt in 0..<5 {
+                var started = ContinuousClock.now
+                #expect(try await auth.loginWithEmail("cheap@example.com", password: "wrong \(attempt)").status == .unauthorized)
+                wrongPasswordTimes.append(started.duration(to: .now))
+                started = ContinuousClock.now
+                #expect(try await auth.loginWithEmail("nobody\(attempt)@example.com", password: "wrong").status == .unauthorized)
+                unknownEmailTimes.append(started.duration(to: .now))
+            }
+            // The fastest of each: other work only ever adds time.
+            let (wrongPassword, unknownEmail) = (wrongPasswordTimes.min()!, unknownEmailTimes.min()!)
+            #expect(wrongPassword * 3 > unknownEmail, "wrong password \(wrongPassword) vs unknown email \(unknownEmail)")
+            #expect(try await auth.loginWithEmail("cheap@example.com", password: "the right one").status == .ok)
+            let stored = try await auth.database.query("SELECT password_hash FROM users WHERE id = 'cheap'").first?.decode("password_hash", as: String.self)
+            #expect(stored?.hasPrefix("$bcrypt-sha256$$2b$08$") == true, "\(stored ?? "none")")
+        }
+    }
+
     @Test func anImportedUserLogsInWithTheOldPasswordWhichIsThenStoredAsBcrypt() async throws {
         try await Self.withImport { auth in
             let users = WerkzeugHashTests.vectors.enumerated().map { index, vector in

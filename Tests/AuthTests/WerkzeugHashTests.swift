@@ -26,9 +26,10 @@ import Testing
         for vector in Self.vectors {
             #expect(try await hasher.verify(vector.password, against: vector.hash) == vector.verifies, "\(vector.method)")
             #expect(try await !hasher.verify(vector.password + "x", against: vector.hash), "\(vector.method)")
-            #expect(PasswordHasher.needsRehash(vector.hash))
+            #expect(hasher.needsRehash(vector.hash))
         }
-        #expect(!PasswordHasher.needsRehash(try await hasher.hash("correct horse battery")))
+        #expect(!hasher.needsRehash(try await hasher.hash("correct horse battery")))
+        #expect(hasher.needsRehash(try await PasswordHasher(cost: 5).hash("correct horse battery")), "another cost")
     }
 
     @Test func hostileOrUnknownHashesAreRefusedUnchecked() {

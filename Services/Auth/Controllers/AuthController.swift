@@ -69,9 +69,9 @@ struct AuthController {
         }
         guard matches, let account, let checked = account.passwordHash else { throw APIError.unauthorized(Self.invalidCredentials) }
         try await rateLimiter.forgive(charge)
-        // An imported (Werkzeug) hash is replaced by one of ours in the login's own write.
+        // An imported or older hash is replaced by one of ours in the login's own write.
         var rehash: String?
-        if PasswordHasher.needsRehash(checked) {
+        if passwords.needsRehash(checked) {
             rehash = try await passwords.hash(password)
         }
         return try await startSession { new in

@@ -4,6 +4,7 @@ import Foundation
 import HummingbirdBcrypt
 import Metrics
 import NIOPosix
+import Synchronization
 
 /// Hashes and checks passwords with bcrypt (HummingbirdBcrypt, OpenBSD's implementation) off
 /// the event loops and the cooperative thread pool: a hash at cost 12 takes a quarter of a
@@ -17,9 +18,12 @@ import NIOPosix
 /// (`$2b$`, `$2a$`, of the password itself) keep verifying.
 ///
 /// Hashes imported from the earlier Flask backend (`WerkzeugHash`: scrypt, pbkdf2) verify too,
-/// at most `legacyConcurrent` at once (scrypt takes 32 MiB each); `needsRehash` tells the
-/// login to replace them. Anything else (`plain`, md5, sha1, unparsable) never verifies, after
-/// the time of a bcrypt check.
+/// at most `legacyConcurrent` at once (scrypt takes 32 MiB each). Anything else (`plain`, md5,
+/// sha1, unparsable) never verifies, after the time of a bcrypt check. Every hash that is not
+/// one we make now (imported, `$2b$` of the password itself, another cost) answers no sooner
+/// than ours would, so a login's time does not tell an account not signed into since the
+/// import from an email nobody has (a hash slower than ours still takes longer), and
+/// `needsRehash` tells the login to replace it.
 public struct PasswordHasher: Sendable {
     /// The costs bcrypt accepts.
     public static let costRange = 4...31
@@ -32,6 +36,8 @@ public struct PasswordHasher: Sendable {
 
     public let cost: Int
     private let dummyHash: String
+    /// How long a check at `cost` takes here lately: what a cheaper hash is padded to.
+    private let checkTime: RecentDuration
     private let queue: HashingQueue
     private let legacyQueue: HashingQueue
     /// Every password verified (bcrypt or an imported hash), a wrong one and an unknown
@@ -46,14 +52,17 @@ public struct PasswordHasher: Sendable {
         self.cost = cost
         self.checks = Counter(label: "postly_auth_password_checks_total", factory: metrics)
         // Any password: it only has to cost the same as a real check.
+        let started = ContinuousClock.now
         self.dummyHash = Self.preHashedPrefix + Bcrypt.hash(UUID().uuidString, cost: UInt8(cost))
+        self.checkTime = RecentDuration(started.duration(to: .now))
         self.queue = HashingQueue(concurrent: concurrent, waiting: waiting)
         self.legacyQueue = HashingQueue(concurrent: legacyConcurrent, waiting: waiting)
     }
 
-    /// Whether `hash` is an imported one (not bcrypt): a login that verified it stores a new one.
-    public static func needsRehash(_ hash: String) -> Bool {
-        !isBcrypt(hash)
+    /// Whether `hash` is not one this hasher makes (imported, of the password itself, of
+    /// another cost): a login that verified it stores a new one.
+    public func needsRehash(_ hash: String) -> Bool {
+        !(hash.hasPrefix(Self.preHashedPrefix) && Self.statedCost(of: hash.dropFirst(Self.preHashedPrefix.count)) == cost)
     }
 
     public func hash(_ password: String) async throws -> String {
@@ -64,10 +73,20 @@ public struct PasswordHasher: Sendable {
     /// Whether `password` matches `hash`; with no hash (unknown email, Google-only account)
     /// it spends the same time and answers false, as with a bcrypt hash past the cost ceiling.
     public func verify(_ password: String, against hash: String?) async throws -> Bool {
+        guard let hash, needsRehash(hash) else { return try await check(password, against: hash) }
+        // Padded from when a check of ours would begin (after its wait for a turn), outside
+        // any turn; not cut short by cancellation, which would refund a checked guess.
+        let begins = try await queue.run { ContinuousClock.now }
+        let matches = try await check(password, against: hash)
+        try? await Task.sleep(until: begins + checkTime.value)
+        return matches
+    }
+
+    private func check(_ password: String, against hash: String?) async throws -> Bool {
         if let hash, !Self.isBcrypt(hash) {
             guard let werkzeug = WerkzeugHash(hash) else {
                 // Unverifiable: answered as a wrong password, in the time of one.
-                _ = try await verify(password, against: nil)
+                _ = try await check(password, against: nil)
                 return false
             }
             checks.increment()
@@ -79,15 +98,27 @@ public struct PasswordHasher: Sendable {
             target.removeFirst(Self.preHashedPrefix.count)
             input = Self.preHashed(password)
         }
-        // "$2b$NN$": past the ceiling, answered as a wrong password, in the time of one.
-        if let stated = Int(target.dropFirst(4).prefix(2)), stated > max(cost, Self.costCeiling) {
-            _ = try await verify(password, against: nil)
+        // Past the ceiling, answered as a wrong password, in the time of one.
+        let stated = Self.statedCost(of: target[...])
+        if let stated, stated > max(cost, Self.costCeiling) {
+            _ = try await check(password, against: nil)
             return false
         }
         let (bcryptHash, bcryptInput) = (target, input)
         checks.increment()
-        let matches = try await queue.run { try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(bcryptInput, hash: bcryptHash) } }
+        let (matches, took) = try await queue.run {
+            try await NIOThreadPool.singleton.runIfActive {
+                let started = ContinuousClock.now
+                return (Bcrypt.verify(bcryptInput, hash: bcryptHash), started.duration(to: .now))
+            }
+        }
+        if stated == cost { checkTime.record(took) }
         return hash != nil && matches
+    }
+
+    /// The cost a bcrypt hash states (`$2b$NN$...`).
+    static func statedCost(of bcryptHash: Substring) -> Int? {
+        Int(bcryptHash.dropFirst(4).prefix(2))
     }
 
     static func isBcrypt(_ hash: String) -> Bool {
@@ -97,5 +128,20 @@ public struct PasswordHasher: Sendable {
     /// What bcrypt hashes for a new password: SHA-256, base64 (standard alphabet, padded).
     static func preHashed(_ password: String) -> String {
         Base64.encodeToString(bytes: Array(SHA256.hash(data: Data(password.utf8))))
+    }
+}
+
+/// A moving average of durations, safe to share.
+final class RecentDuration: Sendable {
+    private let average: Mutex<Duration>
+
+    init(_ first: Duration) {
+        average = Mutex(first)
+    }
+
+    var value: Duration { average.withLock { $0 } }
+
+    func record(_ sample: Duration) {
+        average.withLock { $0 = $0 * 0.8 + sample * 0.2 }
     }
 }

@@ -13,8 +13,11 @@ import PostlyService
 /// Two limits within a sliding window: failures from one client address (across emails),
 /// and failures for one email, from whatever addresses. Past either, an attempt answers 429
 /// without a password check, the right password too: guesses spread over many addresses get
-/// no more checks of one account than guesses from one. The cost, which the spec accepts, is
-/// that whoever keeps failing at an email keeps its password sign-in waiting, a window at a time.
+/// no more checks of one account than guesses from one. One exception keeps others' guesses
+/// from locking the owner out: an address that signed into the account within 90 days is
+/// held only to its own failures at it (the email's limit, counted for it alone), so a client
+/// that has not been failing can still log in from where it did before. An address new to
+/// the account waits while the email is past its limit.
 public struct LoginRateLimiter: Sendable {
     public struct Limits: Sendable {
         public var failuresPerEmail: Int
@@ -67,6 +70,23 @@ public struct LoginRateLimiter: Sendable {
             CREATE INDEX login_failures_age ON login_failures (failed_at);
             """)
 
+    static let knownClientsMigration = Migration(
+        version: 10, name: "addresses that signed in",
+        sql: """
+            -- The addresses each email signed in from (SHA-256 digests, hex), for 90 days: while
+            -- others' failures hold the email past its limit, these still get their checks.
+            CREATE TABLE login_known_clients (
+                email_digest text NOT NULL,
+                client_digest text NOT NULL,
+                signed_in_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (email_digest, client_digest)
+            );
+            CREATE INDEX login_known_clients_age ON login_known_clients (signed_in_at);
+            """)
+
+    /// How long an address that signed into an account stays known to it.
+    static let knownClientDays = 90
+
     public let limits: Limits
     let writes: WriteUnit
 
@@ -77,8 +97,8 @@ public struct LoginRateLimiter: Sendable {
 
     private var windowSeconds: Int { Int(limits.window.components.seconds) }
 
-    /// Charges an attempt of `client` at `email`, or throws 429 with `Retry-After` when either
-    /// has used up its failures.
+    /// Charges an attempt of `client` at `email`, or throws 429 with `Retry-After` when the
+    /// address has used up its failures, or the email its own (unless the address is known to it).
     public func charge(email: String, client: String) async throws -> Charge {
         let (limits, window) = (self.limits, windowSeconds)
         let (emailDigest, clientDigest) = (Self.digest(email), Self.digest(client))
@@ -92,14 +112,27 @@ public struct LoginRateLimiter: Sendable {
             let counts = try await connection.query(
                 """
                 SELECT count(*) FILTER (WHERE client_digest = \(clientDigest)) AS by_client,
-                    count(*) FILTER (WHERE email_digest = \(emailDigest)) AS by_email
+                    count(*) FILTER (WHERE email_digest = \(emailDigest)) AS by_email,
+                    count(*) FILTER (WHERE email_digest = \(emailDigest) AND client_digest = \(clientDigest)) AS by_email_from_client,
+                    EXISTS (
+                        SELECT 1 FROM login_known_clients
+                        WHERE email_digest = \(emailDigest) AND client_digest = \(clientDigest)
+                            AND signed_in_at > now() - \(Self.knownClientDays) * interval '1 day'
+                    ) AS known
                 FROM login_failures WHERE email_digest = \(emailDigest) OR client_digest = \(clientDigest)
                 """)[0]
-            if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
-                throw try await Self.refusal(column: "client_digest", value: clientDigest, limit: limits.failuresPerClient, window: window, in: connection)
-            }
-            if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail {
-                throw try await Self.refusal(column: "email_digest", value: emailDigest, limit: limits.failuresPerEmail, window: window, in: connection)
+            let refused: Failures? =
+                if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
+                    .ofClient
+                } else if try counts.decode("known", as: Bool.self) {
+                    try counts.decode("by_email_from_client", as: Int64.self) >= limits.failuresPerEmail ? .ofEmailFromClient : nil
+                } else {
+                    try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail ? .ofEmail : nil
+                }
+            if let refused {
+                throw try await Self.refusal(
+                    refused, emailDigest: emailDigest, clientDigest: clientDigest,
+                    limit: refused == .ofClient ? limits.failuresPerClient : limits.failuresPerEmail, window: window, in: connection)
             }
             let charged = try await connection.query(
                 "INSERT INTO login_failures (email_digest, client_digest) VALUES (\(emailDigest), \(clientDigest)) RETURNING id")
@@ -108,11 +141,17 @@ public struct LoginRateLimiter: Sendable {
     }
 
     /// The password was right: this address's failures at this email are forgiven, the
-    /// charge among them.
+    /// charge among them, and the address is known to the email from now on.
     public func forgive(_ charge: Charge) async throws {
-        _ = try await writes.write {
-            try await $0.connection.execute(
+        _ = try await writes.write { transaction in
+            let connection = transaction.connection
+            try await connection.execute(
                 "DELETE FROM login_failures WHERE email_digest = \(charge.emailDigest) AND client_digest = \(charge.clientDigest)")
+            try await connection.execute(
+                """
+                INSERT INTO login_known_clients (email_digest, client_digest) VALUES (\(charge.emailDigest), \(charge.clientDigest))
+                ON CONFLICT (email_digest, client_digest) DO UPDATE SET signed_in_at = now()
+                """)
         }
     }
 
@@ -121,10 +160,15 @@ public struct LoginRateLimiter: Sendable {
         _ = try await writes.write { try await $0.connection.execute("DELETE FROM login_failures WHERE id = \(charge.id)") }
     }
 
-    /// Deletes the failures older than the window, which no count includes any more; how many.
+    /// Deletes the failures older than the window, which no count includes any more, and the
+    /// addresses no longer known; how many failures.
     @discardableResult
     public func purgeExpired() async throws -> Int {
-        try await writes.write { try await Self.purgeExpired(window: windowSeconds, in: $0.connection) }
+        try await writes.write { transaction in
+            try await transaction.connection.execute(
+                "DELETE FROM login_known_clients WHERE signed_in_at < now() - \(Self.knownClientDays) * interval '1 day'")
+            return try await Self.purgeExpired(window: windowSeconds, in: transaction.connection)
+        }
     }
 
     @discardableResult
@@ -137,16 +181,41 @@ public struct LoginRateLimiter: Sendable {
         SHA256.hash(data: Data(value.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// 429, with the seconds until the `limit`-th newest failure leaves the window (then the
-    /// count is below the limit again).
-    private static func refusal(column: String, value: String, limit: Int, window: Int, in connection: DatabaseConnection) async throws -> APIError {
-        let rows = try await connection.query(
-            """
-            SELECT ceil(extract(epoch FROM failed_at + \(window) * interval '1 second' - now()))::bigint AS wait
-            FROM login_failures WHERE \(unescaped: column) = \(value)
-            ORDER BY failed_at DESC OFFSET \(limit - 1) LIMIT 1
-            """)
-        let wait = try rows.first?.decode("wait", as: Int64.self) ?? Int64(window)
+    /// Whose failures refuse an attempt.
+    private enum Failures {
+        case ofClient, ofEmail, ofEmailFromClient
+    }
+
+    /// 429, with the seconds until the `limit`-th newest of those failures leaves the window
+    /// (then their count is below the limit again).
+    private static func refusal(
+        _ failures: Failures, emailDigest: String, clientDigest: String, limit: Int, window: Int, in connection: DatabaseConnection
+    ) async throws -> APIError {
+        let rows = switch failures {
+        case .ofClient:
+            try await connection.query(
+                """
+                SELECT failed_at, now() AS now FROM login_failures WHERE client_digest = \(clientDigest)
+                ORDER BY failed_at DESC OFFSET \(limit - 1) LIMIT 1
+                """)
+        case .ofEmail:
+            try await connection.query(
+                """
+                SELECT failed_at, now() AS now FROM login_failures WHERE email_digest = \(emailDigest)
+                ORDER BY failed_at DESC OFFSET \(limit - 1) LIMIT 1
+                """)
+        case .ofEmailFromClient:
+            try await connection.query(
+                """
+                SELECT failed_at, now() AS now FROM login_failures WHERE email_digest = \(emailDigest) AND client_digest = \(clientDigest)
+                ORDER BY failed_at DESC OFFSET \(limit - 1) LIMIT 1
+                """)
+        }
+        // Both times by the database's clock.
+        let wait = try rows.first.map { row in
+            let leaves = try row.decode("failed_at", as: Date.self).addingTimeInterval(TimeInterval(window))
+            return Int64(leaves.timeIntervalSince(try row.decode("now", as: Date.self)).rounded(.up))
+        } ?? Int64(window)
         return APIError.tooManyRequests(retryAfterSeconds: Int(max(1, wait)), "Too many failed logins; try again later")
     }
 }
