@@ -214,4 +214,11 @@ let schema = Migrations([
             -- public: one index entry per row, however many accounts there are.
             CREATE INDEX changes_public_authors ON changes (author_id) WHERE kind IN ('post', 'comment') AND ever_public;
             """),
+    Migration(
+        version: 17, name: "change feed purges",
+        sql: """
+            -- How many purges deleted tombstones: a cursor given out since the last one missed
+            -- none, even before the horizon (a resync's pages, a quiet log's frontier).
+            ALTER TABLE changes_meta ADD COLUMN purges bigint NOT NULL DEFAULT 0;
+            """),
 ])

@@ -1,21 +1,25 @@
 import Foundation
 
-/// A position in the change feed: after the change at (`txid`, `seq`) of the log of `epoch`.
-/// Clients see it as an opaque token, base64url of `{"v":1,"e":epoch,"t":txid,"s":seq}`.
+/// A position in the change feed: after the change at (`txid`, `seq`) of the log of `epoch`,
+/// given out when the log had been purged `purges` times (nil in tokens given out before that
+/// was counted). Clients see it as an opaque token, base64url of
+/// `{"e":epoch,"p":purges,"s":seq,"t":txid,"v":1}`.
 struct ChangeCursor: Hashable, Sendable, Codable {
     var epoch: String
     /// A PostgreSQL `xid8`.
     var txid: UInt64
     var seq: Int64
+    var purges: Int64?
 
     enum CodingKeys: String, CodingKey {
-        case version = "v", epoch = "e", txid = "t", seq = "s"
+        case version = "v", epoch = "e", txid = "t", seq = "s", purges = "p"
     }
 
-    init(epoch: String, txid: UInt64, seq: Int64) {
+    init(epoch: String, txid: UInt64, seq: Int64, purges: Int64? = nil) {
         self.epoch = epoch
         self.txid = txid
         self.seq = seq
+        self.purges = purges
     }
 
     init(from decoder: any Decoder) throws {
@@ -26,6 +30,7 @@ struct ChangeCursor: Hashable, Sendable, Codable {
         epoch = try container.decode(String.self, forKey: .epoch)
         txid = try container.decode(UInt64.self, forKey: .txid)
         seq = try container.decode(Int64.self, forKey: .seq)
+        purges = try container.decodeIfPresent(Int64.self, forKey: .purges)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -34,6 +39,7 @@ struct ChangeCursor: Hashable, Sendable, Codable {
         try container.encode(epoch, forKey: .epoch)
         try container.encode(txid, forKey: .txid)
         try container.encode(seq, forKey: .seq)
+        try container.encodeIfPresent(purges, forKey: .purges)
     }
 
     /// The token; nil when `token` is not one this server issues.

@@ -81,8 +81,8 @@ extension ChangeEntry: JSONWritable {
 
 /// Why a cursor cannot be read from.
 enum ChangeFeedError: Error, Sendable, Hashable {
-    /// Of another epoch (the log was restored), or before the last tombstone purged: the
-    /// client may have missed a change and must resync.
+    /// Of another epoch (the log was restored), or before the last tombstone purged and given
+    /// out before that purge: the client may have missed a change and must resync.
     case expired
 }
 
@@ -109,13 +109,16 @@ struct ChangeFeed: Sendable {
             let start: ChangeCursor
             if let cursor {
                 // A cursor past every transaction given out is of this log before a restore to an
-                // earlier point in time: the ids it has read past are given out again.
-                guard cursor.epoch == meta.epoch, !cursor.precedes(meta.horizon), cursor.txid < meta.unissued else {
+                // earlier point in time: the ids it has read past are given out again. One before
+                // the horizon may have missed a tombstone purged since it was given out; one given
+                // out since the last purge missed none (a resync's pages lie before the horizon).
+                guard cursor.epoch == meta.epoch, cursor.txid < meta.unissued, !cursor.precedes(meta.horizon) || cursor.purges == meta.purges
+                else {
                     throw ChangeFeedError.expired
                 }
                 start = cursor
             } else {
-                start = ChangeCursor(epoch: meta.epoch, txid: 0, seq: 0)
+                start = meta.cursor(txid: 0, seq: 0)
             }
             var rows = try await connection.query(
                 """
@@ -143,8 +146,8 @@ struct ChangeFeed: Sendable {
                 rows.removeSubrange(fitting...)
                 more = true
             }
-            var entries = try await Self.entries(rows, epoch: meta.epoch, viewer: viewer, in: connection)
-            var next = rows.last.map { ChangeCursor(epoch: meta.epoch, txid: $0.txid, seq: $0.seq) } ?? start
+            var entries = try await Self.entries(rows, meta: meta, viewer: viewer, in: connection)
+            var next = rows.last.map { meta.cursor(txid: $0.txid, seq: $0.seq) } ?? meta.cursor(txid: start.txid, seq: start.seq)
             // At most `pageBytes`, but at least one entry (their texts' sizes were an estimate).
             var bytes = 0
             let cut = entries.firstIndex { bytes += $0.entry.estimatedBytes; return bytes > Self.pageBytes }.map { max($0, 1) }
@@ -155,7 +158,7 @@ struct ChangeFeed: Sendable {
             }
             if !more {
                 // Past what this reader may not see, so the next call does not read it again.
-                let frontier = try await Self.frontier(epoch: meta.epoch, in: connection)
+                let frontier = try await Self.frontier(meta, in: connection)
                 if next.precedes(frontier) { next = frontier }
             }
             return ChangePage(changes: entries.map(\.entry), next: next.token, more: more)
@@ -179,7 +182,7 @@ struct ChangeFeed: Sendable {
     /// The cursor of now (`since=now`): after every change that can be read now.
     func now() async throws -> ChangeCursor {
         try await database.transaction(isolation: .repeatableRead) { connection in
-            try await Self.frontier(epoch: Self.meta(in: connection).epoch, in: connection)
+            try await Self.frontier(Self.meta(in: connection), in: connection)
         }
     }
 
@@ -200,6 +203,7 @@ struct ChangeFeed: Sendable {
                 UPDATE changes_meta SET horizon_txid = \(String(last.txid))::xid8, horizon_seq = \(last.seq)
                 WHERE (horizon_txid, horizon_seq) < (\(String(last.txid))::xid8, \(last.seq))
                 """)
+            try await connection.execute("UPDATE changes_meta SET purges = purges + 1")
             return purged.count
         }
     }
@@ -251,12 +255,26 @@ struct ChangeFeed: Sendable {
         }
     }
 
-    /// The log's epoch, its horizon, and the first transaction id not yet given out.
-    private static func meta(in connection: DatabaseConnection) async throws -> (epoch: String, horizon: ChangeCursor, unissued: UInt64) {
+    /// The log as a cursor given out now finds it.
+    struct Meta {
+        var epoch: String
+        /// How many purges deleted tombstones.
+        var purges: Int64
+        /// After the last tombstone purged.
+        var horizon: ChangeCursor
+        /// The first transaction id not yet given out.
+        var unissued: UInt64
+
+        func cursor(txid: UInt64, seq: Int64) -> ChangeCursor {
+            ChangeCursor(epoch: epoch, txid: txid, seq: seq, purges: purges)
+        }
+    }
+
+    private static func meta(in connection: DatabaseConnection) async throws -> Meta {
         guard
             let row = try await connection.query(
                 """
-                SELECT epoch, horizon_txid::text AS txid, horizon_seq, pg_snapshot_xmax(pg_current_snapshot())::text AS unissued
+                SELECT epoch, purges, horizon_txid::text AS txid, horizon_seq, pg_snapshot_xmax(pg_current_snapshot())::text AS unissued
                 FROM changes_meta
                 """
             ).first
@@ -264,23 +282,24 @@ struct ChangeFeed: Sendable {
             throw DatabaseError.decoding(column: "epoch", reason: "no change feed epoch")
         }
         let epoch: String = try row.decode("epoch")
-        let horizonTxid = UInt64(try row.decode("txid", as: String.self)) ?? 0
-        let horizon = ChangeCursor(epoch: epoch, txid: horizonTxid, seq: try row.decode("horizon_seq"))
-        return (epoch, horizon, UInt64(try row.decode("unissued", as: String.self)) ?? .max)
+        let horizon = ChangeCursor(epoch: epoch, txid: UInt64(try row.decode("txid", as: String.self)) ?? 0, seq: try row.decode("horizon_seq"))
+        return Meta(
+            epoch: epoch, purges: try row.decode("purges"), horizon: horizon,
+            unissued: UInt64(try row.decode("unissued", as: String.self)) ?? .max)
     }
 
     /// After the last entry anyone can read now (the start when there is none). The text form
     /// has a name of its own: `ORDER BY txid` would otherwise sort by it ("9" after "10") and
     /// read the whole log to do so.
-    private static func frontier(epoch: String, in connection: DatabaseConnection) async throws -> ChangeCursor {
+    private static func frontier(_ meta: Meta, in connection: DatabaseConnection) async throws -> ChangeCursor {
         let last = try await connection.query(
             """
             SELECT txid::text AS last_txid, seq FROM changes WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY txid DESC, seq DESC LIMIT 1
             """
         ).first
-        guard let last else { return ChangeCursor(epoch: epoch, txid: 0, seq: 0) }
-        return ChangeCursor(epoch: epoch, txid: UInt64(try last.decode("last_txid", as: String.self)) ?? 0, seq: try last.decode("seq"))
+        guard let last else { return meta.cursor(txid: 0, seq: 0) }
+        return meta.cursor(txid: UInt64(try last.decode("last_txid", as: String.self)) ?? 0, seq: try last.decode("seq"))
     }
 
     /// How many of `rows`, from the first, fit in a page by their texts' sizes (at least
@@ -322,7 +341,7 @@ struct ChangeFeed: Sendable {
 
     /// The rows as entries for `viewer`, each with the cursor after it; rows whose entity is
     /// gone meanwhile (in this snapshot) are left out.
-    private static func entries(_ rows: [Row], epoch: String, viewer: String?, in connection: DatabaseConnection) async throws -> [(entry: ChangeEntry, cursor: ChangeCursor)] {
+    private static func entries(_ rows: [Row], meta: Meta, viewer: String?, in connection: DatabaseConnection) async throws -> [(entry: ChangeEntry, cursor: ChangeCursor)] {
         let shownPostIds = rows.filter { Self.showsPost($0, to: viewer) }.map(\.id)
         let commentIds = rows.filter(Self.showsComment).map(\.id)
         let authorIds = rows.filter { $0.kind == .author }.map(\.id)
@@ -376,7 +395,7 @@ struct ChangeFeed: Sendable {
                 guard let author = authors[row.id] else { return nil }
                 entry.author = author
             }
-            return (entry, ChangeCursor(epoch: epoch, txid: row.txid, seq: row.seq))
+            return (entry, meta.cursor(txid: row.txid, seq: row.seq))
         }
     }
 }
