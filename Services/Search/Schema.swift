@@ -205,6 +205,7 @@ let schema = Migrations([
             $$;
             """),
     Migration(version: 10, name: "no statistics of the texts and their splits", sql: version10Statistics),
+    Migration(version: 11, name: "comments ordered as posts embed them", sql: version11CommentsOrder),
 ])
 
 /// Migration 9: the vectors and each word's first position were written with every post for
@@ -225,7 +226,14 @@ let indexTables = version2Tables + """
         ADD COLUMN content_lexemes text[],
         ADD COLUMN content_positions tsvector,
         ADD COLUMN post jsonb;
-    """ + version5Columns + version6Tables + version8Columns + version9Columns + version10Statistics
+    """ + version5Columns + version6Tables + version8Columns + version9Columns + version10Statistics + version11CommentsOrder
+
+/// Migration 11: a post's comments in the order the posts service embeds them, ties of a
+/// millisecond by id (by when their events arrived here, a search result and the post disagreed).
+let version11CommentsOrder = """
+    CREATE INDEX comments_by_post_in_order ON comments (post_id, created_at, id) WHERE NOT deleted;
+    DROP INDEX comments_by_post;
+    """
 
 /// Migration 10: nothing filters or joins on a document's texts, its post or its split, and
 /// ANALYZE's statistics of the split's arrays (each array's most common elements) were nearly

@@ -229,6 +229,24 @@ import TestSupport
         }
     }
 
+    /// Comments of the same millisecond show in id order, as the post embeds them (they showed
+    /// in the order their events arrived).
+    @Test func commentsOfTheSameMomentShowInTheOrderThePostShowsThem() async throws {
+        try await SearchTestService.run { service, client in
+            let id = try await service.publish("Kayak trip")
+            let grace = Author(userId: "grace", name: "Grace Hopper")
+            let moment = Date(timeIntervalSince1970: 1_709_634_030.5)
+            let ids = ["65f1a2b3c4d5e6f708192d03", "65f1a2b3c4d5e6f708192d01", "65f1a2b3c4d5e6f708192d02"]
+            for (index, commentId) in ids.enumerated() {
+                let comment = PostlyModels.Comment(id: commentId, postId: id, content: "Lovely.", author: grace, createdAt: moment)
+                let snapshot = CommentSnapshot(comment: comment, postTitle: "Kayak trip", postAuthorId: "ada")
+                try await service.apply(
+                    Event(producer: "comments", key: id, sequence: Int64(index + 1), actorId: "grace", data: .commentCreated(snapshot)))
+            }
+            #expect(try await client.found("kayak").first?.comments.map(\.id) == ids.sorted())
+        }
+    }
+
     /// The sample events of `Tests/Fixtures/events/`, through the real consumer twice and out
     /// of order, end as they describe: the post published, renamed, liked, commented on and
     /// uncommented, then deleted.

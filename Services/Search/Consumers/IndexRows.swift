@@ -149,7 +149,7 @@ struct IndexRows {
                     '_id', c.id, 'postId', c.post_id, 'content', c.content,
                     'author', json_build_object('userId', c.author_id, 'name', c.author_name, 'profilePicture', c.author_picture),
                     'createdAt', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'likes', 0)
-                ORDER BY c.created_at, c.position)
+                ORDER BY c.created_at, c.id)
          FROM comments c WHERE c.post_id = d.id AND NOT c.deleted)::text AS comments,
         NULL AS picture, NULL::text[] AS lexemes
         """

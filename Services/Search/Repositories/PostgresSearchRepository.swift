@@ -132,7 +132,7 @@ struct PostgresSearchRepository: SearchRepository {
                    CASE WHEN a.user_id IS NULL THEN c.author_picture ELSE a.profile_picture END AS author_picture, c.created_at
             FROM comments c LEFT JOIN authors a ON a.user_id = c.author_id
             WHERE c.post_id = ANY(\(postIds)) AND NOT c.deleted
-            ORDER BY c.created_at, c.position
+            ORDER BY c.created_at, c.id
             """)
         var comments: [String: [Comment]] = [:]
         for row in rows {
