@@ -1,4 +1,4 @@
-import AuthService
+@testable import AuthService
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -89,6 +89,23 @@ import TestSupport
                 "someone@example.com", password: "a good password", headers: [.forwardedFor: "198.51.100.9"])
             #expect(elsewhere.status == .ok)
         }
+    }
+
+    /// Addresses of one IPv6 /64 count as one client: walking them buys no more guesses.
+    @Test func anIPv6ClientIsCountedByItsSlash64() async throws {
+        try await AuthTestHarness.run(configure: { $0.loginLimits.failuresPerClient = 5 }) { auth async throws in
+            _ = try await auth.registered(email: "someone@example.com", password: "a good password")
+            for attempt in 1...5 {
+                let address: HTTPFields = [.forwardedFor: "2001:db8:1:2::\(attempt)"]
+                #expect(try await auth.loginWithEmail("victim\(attempt)@example.com", password: "guess", headers: address).status == .unauthorized)
+            }
+            let sameNetwork: HTTPFields = [.forwardedFor: "2001:db8:1:2:aaaa:bbbb:cccc:dddd"]
+            #expect(try await auth.loginWithEmail("someone@example.com", password: "a good password", headers: sameNetwork).status == .tooManyRequests)
+            let nextNetwork: HTTPFields = [.forwardedFor: "2001:db8:1:3::1"]
+            #expect(try await auth.loginWithEmail("someone@example.com", password: "a good password", headers: nextNetwork).status == .ok)
+        }
+        #expect(LoginRateLimiter.network(of: "2001:DB8:1:2::7") == LoginRateLimiter.network(of: "2001:db8:1:2:ffff::1"))
+        #expect(LoginRateLimiter.network(of: "203.0.113.7") == "203.0.113.7")
     }
 
     /// Thirty guesses at once: only the limit's worth get to a password check, however many

@@ -101,7 +101,7 @@ public struct LoginRateLimiter: Sendable {
     /// address has used up its failures, or the email its own (unless the address is known to it).
     public func charge(email: String, client: String) async throws -> Charge {
         let (limits, window) = (self.limits, windowSeconds)
-        let (emailDigest, clientDigest) = (Self.digest(email), Self.digest(client))
+        let (emailDigest, clientDigest) = (Self.digest(email), Self.digest(Self.network(of: client)))
         return try await writes.write { transaction in
             let connection = transaction.connection
             // The counts of one email and one address are read and charged one attempt at a
@@ -174,6 +174,15 @@ public struct LoginRateLimiter: Sendable {
     @discardableResult
     private static func purgeExpired(window: Int, in connection: DatabaseConnection) async throws -> Int {
         try await connection.query("DELETE FROM login_failures WHERE failed_at < now() - \(window) * interval '1 second' RETURNING 1").count
+    }
+
+    /// Whose failures an address's are: an IPv6 address's /64 (a host is commonly given a whole
+    /// /64, and walking its addresses must not buy more guesses), any other address itself.
+    static func network(of address: String) -> String {
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        let prefix = withUnsafeBytes(of: &bytes) { Array($0.prefix(8)) }
+        return prefix.map { String(format: "%02x", $0) }.joined() + "::/64"
     }
 
     /// Lowercase hex of the SHA-256 of `value`.
