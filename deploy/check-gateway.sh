@@ -192,7 +192,7 @@ request POST /api/posts -H 'Content-Type: application/json' --data-binary "@$run
 if [ "$status" = 200 ] && [ "$(json bodyBytes)" = $((1024 * 1024 - 1024)) ]; then pass
 else fail "a body just under 1 MiB reaches the service: $status $(head -c 200 "$run/b")"; fi
 
-for path in /api/unknown /api/postsx /api/users /api/auth /api /health/ready /metrics /openapi.json / /internal/x /.well-known/other /ap; do
+for path in /api/unknown /api/postsx /api/users /api/auth /api/images /api/feeds /api /health/ready /metrics /openapi.json / /internal/x /.well-known/other /ap; do
   request GET "$path"
   expect_problem 404 not_found "GET $path"
 done
