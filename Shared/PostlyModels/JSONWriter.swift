@@ -158,6 +158,16 @@ public struct JSONWriter {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
+    /// How many bytes a byte of a string's UTF-8 takes written: itself, or its escape (two
+    /// bytes, or six for a control character without a short form).
+    @inlinable public static func writtenLength(_ byte: UInt8) -> Int {
+        guard isEscaped(byte) else { return 1 }
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x09, 0x0A, 0x0C, 0x0D: return 2
+        default: return 6
+        }
+    }
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends the escape of a byte `isEscaped` names.

@@ -72,6 +72,25 @@ import TestSupport
         }
     }
 
+    /// Known addresses together get three times the email's limit, then wait too: the shared
+    /// exits an owner used (a VPN, Tor) must not buy unbounded guesses.
+    @Test func knownAddressesTogetherStopAtThreeTimesTheEmailsLimit() async throws {
+        try await AuthTestHarness.run { auth async throws in
+            _ = try await auth.registered(email: "target@example.com", password: "the real password")
+            let exits = (1...4).map { [HTTPField.Name.forwardedFor: "198.51.100.\($0)"] as HTTPFields }
+            for exit in exits {
+                #expect(try await auth.loginWithEmail("target@example.com", password: "the real password", headers: exit).status == .ok)
+            }
+            for (number, exit) in exits.prefix(3).enumerated() {
+                for attempt in 1...10 {
+                    let status = try await auth.loginWithEmail("target@example.com", password: "guess \(number).\(attempt)", headers: exit).status
+                    #expect(status == .unauthorized)
+                }
+            }
+            #expect(try await auth.loginWithEmail("target@example.com", password: "the real password", headers: exits[3]).status == .tooManyRequests)
+        }
+    }
+
     @Test func aClientAddressIsLimitedAcrossEmails() async throws {
         try await AuthTestHarness.run(configure: { $0.loginLimits.failuresPerClient = 5 }) { auth async throws in
             _ = try await auth.registered(email: "someone@example.com", password: "a good password")
@@ -106,6 +125,7 @@ import TestSupport
         }
         #expect(LoginRateLimiter.network(of: "2001:DB8:1:2::7") == LoginRateLimiter.network(of: "2001:db8:1:2:ffff::1"))
         #expect(LoginRateLimiter.network(of: "203.0.113.7") == "203.0.113.7")
+        #expect(LoginRateLimiter.network(of: "::ffff:203.0.113.7") == "203.0.113.7")
     }
 
     /// Thirty guesses at once: only the limit's worth get to a password check, however many

@@ -59,10 +59,11 @@ public struct PasswordHasher: Sendable {
         self.legacyQueue = HashingQueue(concurrent: legacyConcurrent, waiting: waiting)
     }
 
-    /// Whether `hash` is not one this hasher makes (imported, of the password itself, of
-    /// another cost): a login that verified it stores a new one.
+    /// Whether `hash` is cheaper than one this hasher makes (imported, of the password itself,
+    /// of a lower cost): a login that verified it stores a new one. One of a higher cost is
+    /// kept, so instances of different costs (a rollout) do not rewrite each other's at every login.
     public func needsRehash(_ hash: String) -> Bool {
-        !(hash.hasPrefix(Self.preHashedPrefix) && Self.statedCost(of: hash.dropFirst(Self.preHashedPrefix.count)) == cost)
+        !(hash.hasPrefix(Self.preHashedPrefix) && Self.statedCost(of: hash.dropFirst(Self.preHashedPrefix.count)) ?? 0 >= cost)
     }
 
     public func hash(_ password: String) async throws -> String {
@@ -73,24 +74,30 @@ public struct PasswordHasher: Sendable {
     /// Whether `password` matches `hash`; with no hash (unknown email, Google-only account)
     /// it spends the same time and answers false, as with a bcrypt hash past the cost ceiling.
     public func verify(_ password: String, against hash: String?) async throws -> Bool {
-        guard let hash, needsRehash(hash) else { return try await check(password, against: hash) }
-        // Padded from when a check of ours would begin (after its wait for a turn), outside
+        let checked = try await check(password, against: hash)
+        // A cheaper hash answers no sooner than ours: padded from when its turn began, outside
         // any turn; not cut short by cancellation, which would refund a checked guess.
-        let begins = try await queue.run { ContinuousClock.now }
-        let matches = try await check(password, against: hash)
-        try? await Task.sleep(until: begins + checkTime.value)
-        return matches
+        if let hash, needsRehash(hash) { try? await Task.sleep(until: checked.turnBegan + checkTime.value) }
+        return checked.matches
     }
 
-    private func check(_ password: String, against hash: String?) async throws -> Bool {
+    /// A check's answer, and when its turn in the hashing queue began.
+    private struct Checked {
+        var matches: Bool
+        var turnBegan: ContinuousClock.Instant
+    }
+
+    private func check(_ password: String, against hash: String?) async throws -> Checked {
         if let hash, !Self.isBcrypt(hash) {
             guard let werkzeug = WerkzeugHash(hash) else {
                 // Unverifiable: answered as a wrong password, in the time of one.
-                _ = try await check(password, against: nil)
-                return false
+                return Checked(matches: false, turnBegan: try await check(password, against: nil).turnBegan)
             }
             checks.increment()
-            return try await legacyQueue.run { try await NIOThreadPool.singleton.runIfActive { werkzeug.verify(password) } }
+            // Checked in a queue of its own, padded from when a turn of ours would begin.
+            let turnBegan = try await queue.run { ContinuousClock.now }
+            let matches = try await legacyQueue.run { try await NIOThreadPool.singleton.runIfActive { werkzeug.verify(password) } }
+            return Checked(matches: matches, turnBegan: turnBegan)
         }
         var target = hash ?? dummyHash
         var input = password
@@ -101,19 +108,20 @@ public struct PasswordHasher: Sendable {
         // Past the ceiling, answered as a wrong password, in the time of one.
         let stated = Self.statedCost(of: target[...])
         if let stated, stated > max(cost, Self.costCeiling) {
-            _ = try await check(password, against: nil)
-            return false
+            return Checked(matches: false, turnBegan: try await check(password, against: nil).turnBegan)
         }
         let (bcryptHash, bcryptInput) = (target, input)
         checks.increment()
-        let (matches, took) = try await queue.run {
-            try await NIOThreadPool.singleton.runIfActive {
+        let (matches, took, turnBegan) = try await queue.run {
+            let turnBegan = ContinuousClock.now
+            let (matches, took) = try await NIOThreadPool.singleton.runIfActive {
                 let started = ContinuousClock.now
                 return (Bcrypt.verify(bcryptInput, hash: bcryptHash), started.duration(to: .now))
             }
+            return (matches, took, turnBegan)
         }
         if stated == cost { checkTime.record(took) }
-        return hash != nil && matches
+        return Checked(matches: hash != nil && matches, turnBegan: turnBegan)
     }
 
     /// The cost a bcrypt hash states (`$2b$NN$...`).

@@ -15,9 +15,11 @@ import PostlyService
 /// without a password check, the right password too: guesses spread over many addresses get
 /// no more checks of one account than guesses from one. One exception keeps others' guesses
 /// from locking the owner out: an address that signed into the account within 90 days is
-/// held only to its own failures at it (the email's limit, counted for it alone), so a client
-/// that has not been failing can still log in from where it did before. An address new to
-/// the account waits while the email is past its limit.
+/// held to its own failures at it (the email's limit, counted for it alone), and waits with
+/// the others only past `knownClientsLimit` times the email's limit (only known addresses get
+/// past the limit, and a shared exit the owner used must not buy unbounded guesses), so a
+/// client that has not been failing can still log in from where it did before. An address
+/// new to the account waits while the email is past its limit.
 public struct LoginRateLimiter: Sendable {
     public struct Limits: Sendable {
         public var failuresPerEmail: Int
@@ -86,6 +88,8 @@ public struct LoginRateLimiter: Sendable {
 
     /// How long an address that signed into an account stays known to it.
     static let knownClientDays = 90
+    /// Past how many times the email's limit known addresses wait too.
+    static let knownClientsLimit = 3
 
     public let limits: Limits
     let writes: WriteUnit
@@ -125,14 +129,20 @@ public struct LoginRateLimiter: Sendable {
                 if try counts.decode("by_client", as: Int64.self) >= limits.failuresPerClient {
                     .ofClient
                 } else if try counts.decode("known", as: Bool.self) {
-                    try counts.decode("by_email_from_client", as: Int64.self) >= limits.failuresPerEmail ? .ofEmailFromClient : nil
+                    if try counts.decode("by_email_from_client", as: Int64.self) >= limits.failuresPerEmail {
+                        .ofEmailFromClient
+                    } else if try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail * Self.knownClientsLimit {
+                        .ofEmailFromKnownClients
+                    } else {
+                        nil
+                    }
                 } else {
                     try counts.decode("by_email", as: Int64.self) >= limits.failuresPerEmail ? .ofEmail : nil
                 }
             if let refused {
                 throw try await Self.refusal(
                     refused, emailDigest: emailDigest, clientDigest: clientDigest,
-                    limit: refused == .ofClient ? limits.failuresPerClient : limits.failuresPerEmail, window: window, in: connection)
+                    limit: refused.limit(limits), window: window, in: connection)
             }
             let charged = try await connection.query(
                 "INSERT INTO login_failures (email_digest, client_digest) VALUES (\(emailDigest), \(clientDigest)) RETURNING id")
@@ -179,10 +189,14 @@ public struct LoginRateLimiter: Sendable {
     /// Whose failures an address's are: an IPv6 address's /64 (a host is commonly given a whole
     /// /64, and walking its addresses must not buy more guesses), any other address itself.
     static func network(of address: String) -> String {
-        var bytes = in6_addr()
-        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
-        let prefix = withUnsafeBytes(of: &bytes) { Array($0.prefix(8)) }
-        return prefix.map { String(format: "%02x", $0) }.joined() + "::/64"
+        var parsed = in6_addr()
+        guard inet_pton(AF_INET6, address, &parsed) == 1 else { return address }
+        let bytes = withUnsafeBytes(of: &parsed) { Array($0) }
+        // An IPv4 address as IPv6 (`::ffff:a.b.c.d`) is that IPv4 client, not a network of all.
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            return bytes[12...].map(String.init).joined(separator: ".")
+        }
+        return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "::/64"
     }
 
     /// Lowercase hex of the SHA-256 of `value`.
@@ -192,7 +206,15 @@ public struct LoginRateLimiter: Sendable {
 
     /// Whose failures refuse an attempt.
     private enum Failures {
-        case ofClient, ofEmail, ofEmailFromClient
+        case ofClient, ofEmail, ofEmailFromClient, ofEmailFromKnownClients
+
+        func limit(_ limits: Limits) -> Int {
+            switch self {
+            case .ofClient: limits.failuresPerClient
+            case .ofEmail, .ofEmailFromClient: limits.failuresPerEmail
+            case .ofEmailFromKnownClients: limits.failuresPerEmail * LoginRateLimiter.knownClientsLimit
+            }
+        }
     }
 
     /// 429, with the seconds until the `limit`-th newest of those failures leaves the window
@@ -207,7 +229,7 @@ public struct LoginRateLimiter: Sendable {
                 SELECT failed_at, now() AS now FROM login_failures WHERE client_digest = \(clientDigest)
                 ORDER BY failed_at DESC OFFSET \(limit - 1) LIMIT 1
                 """)
-        case .ofEmail:
+        case .ofEmail, .ofEmailFromKnownClients:
             try await connection.query(
                 """
                 SELECT failed_at, now() AS now FROM login_failures WHERE email_digest = \(emailDigest)

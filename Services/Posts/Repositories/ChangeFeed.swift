@@ -37,15 +37,15 @@ struct ChangeEntry: Encodable, Sendable {
     }
 
     /// About how many bytes it takes in a page, its texts as JSON writes them: an escaped byte
-    /// takes up to six (a page of posts of control characters went out at five times its cap).
+    /// takes up to six (a page of posts of control characters went out at twice its cap).
     var estimatedBytes: Int {
-        256 + (post.map(ReadModel.estimatedBytes(of:)) ?? 0) + (comment?.content.utf8.count ?? 0) + 5 * escapedBytes
+        256 + (post.map(ReadModel.estimatedBytes(of:)) ?? 0) + (comment?.content.utf8.count ?? 0) + escapes
     }
 
-    /// How many bytes of its texts JSON escapes.
-    private var escapedBytes: Int {
+    /// How many bytes its texts' escapes add.
+    private var escapes: Int {
         let texts = [post?.title, post?.content, post?.contentHtml, post?.excerpt, comment?.content] + (post?.comments.map(\.content) ?? [])
-        return texts.reduce(0) { count, text in (text ?? "").utf8.reduce(count) { $0 + (JSONWriter.isEscaped($1) ? 1 : 0) } }
+        return texts.reduce(0) { sum, text in (text ?? "").utf8.reduce(sum) { $0 + JSONWriter.writtenLength($1) - 1 } }
     }
 }
 
