@@ -56,7 +56,7 @@ import TestSupport
             let reader = try await service.user("Grace")
             let post = UUID().uuidString.lowercased()
             func comment(_ sequence: Int64) async throws {
-                try await service.publish(commentEvent(post: post, author: author.id, commenter: reader.author, sequence: sequence))
+                try await service.publishComment(on: post, of: author, by: reader, sequence: sequence)
             }
             let first = try await service.openStream(as: author)
             try await comment(1)
@@ -104,14 +104,11 @@ import TestSupport
             let author = try await service.user("Ada")
             let reader = try await service.user("Grace")
             let post = UUID().uuidString.lowercased()
-            func comment(_ sequence: Int64) async throws {
-                try await service.publish(commentEvent(post: post, author: author.id, commenter: reader.author, sequence: sequence))
-            }
             // Before the user's first notification.
             let first = try await service.openStream(as: author)
             #expect(try await eventually { first.lastEventId != nil })
             await first.close()
-            try await comment(1)
+            try await service.publishComment(on: post, of: author, by: reader, sequence: 1)
             try await service.waitUntilConsumed(.comments, key: post, sequence: 1)
             let second = try await service.openStream(as: author, lastEventId: try #require(first.lastEventId))
             #expect(try await eventually { second.events.count == 1 })
@@ -122,8 +119,8 @@ import TestSupport
             let third = try await service.openStream(as: author)
             #expect(try await eventually { third.lastEventId != nil })
             await third.close()
-            try await comment(2)
-            try await comment(3)
+            try await service.publishComment(on: post, of: author, by: reader, sequence: 2)
+            try await service.publishComment(on: post, of: author, by: reader, sequence: 3)
             try await service.waitUntilConsumed(.comments, key: post, sequence: 3)
             let missed = try await service.page(as: author).notifications.prefix(2).reversed().map(\.id)
             let fourth = try await service.openStream(as: author, lastEventId: try #require(third.lastEventId))
@@ -147,7 +144,7 @@ import TestSupport
             }) {
                 let opening = Task { try await service.openStream(as: author) }
                 #expect(try await eventually { try await service.database.someoneWaitsForALock() }, "being counted")
-                try await service.publish(commentEvent(post: post, author: author.id, commenter: reader.author, sequence: 1))
+                try await service.publishComment(on: post, of: author, by: reader, sequence: 1)
                 try await service.waitUntilConsumed(.comments, key: post, sequence: 1)
                 return opening
             }

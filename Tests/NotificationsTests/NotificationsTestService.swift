@@ -117,6 +117,11 @@ struct NotificationsTestService: Sendable {
         _ = try await producer.send(KafkaOutgoingMessage(topic: event.topic.rawValue, key: event.key, value: value))
     }
 
+    /// Publishes the `sequence`-th comment event of `post`: `commenter` commenting on `author`'s post.
+    func publishComment(on post: String, of author: User, by commenter: User, sequence: Int64) async throws {
+        try await publish(commentEvent(post: post, author: author.id, commenter: commenter.author, sequence: sequence))
+    }
+
     /// Waits until the consumer has applied (or skipped as older) the key's events up to `sequence`.
     func waitUntilConsumed(_ topic: Topic, key: String, sequence: Int64) async throws {
         let consumed = try await eventually {
