@@ -19,8 +19,8 @@ import Synchronization
 ///
 /// Hashes imported from the earlier Flask backend (`WerkzeugHash`: scrypt, pbkdf2) verify too,
 /// at most `legacyConcurrent` at once (scrypt takes 32 MiB each). Anything else (`plain`, md5,
-/// sha1, unparsable) never verifies, after the time of a bcrypt check. Every hash that is not
-/// one we make now (imported, `$2b$` of the password itself, another cost) answers no sooner
+/// sha1, unparsable) never verifies, after the time of a bcrypt check. Every hash cheaper than
+/// one we make now (imported, `$2b$` of the password itself, a lower cost) answers no sooner
 /// than ours would, so a login's time does not tell an account not signed into since the
 /// import from an email nobody has (a hash slower than ours still takes longer), and
 /// `needsRehash` tells the login to replace it.
