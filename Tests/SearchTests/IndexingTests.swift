@@ -61,6 +61,31 @@ import TestSupport
         }
     }
 
+    /// A post edited since the index listed it (the index lags its tables by moments, by a
+    /// load's length at worst) is shown as it is now, whole: never the title, excerpt and
+    /// version the index listed with the content read since.
+    @Test func aPostEditedSinceTheIndexListedItIsShownAsItIsNow() async throws {
+        try await SearchTestService.run { service, _ in
+            let id = try await service.publish("Kayak plans", content: "Paddles at dawn.")
+            let lagging = SearchIndex()
+            let follower = Task { try await IndexFollower(index: lagging, database: service.database, logger: testLogger).run() }
+            try #require(try await eventually(within: .seconds(10)) { lagging.position == service.index.position })
+            follower.cancel()
+            _ = await follower.result
+            try await service.apply(postEvent(.updated, id: id, title: "Kayak trips", content: "Paddles at dusk.", sequence: 2))
+            let search = MemorySearchRepository(index: lagging, contents: ContentCache(bytes: 1 << 20), database: service.database)
+            for includeHTML in [false, true] {
+                let page = try await search.search("kayak", page: PageRequest(), includeHTML: includeHTML)
+                let found = try PostlyJSON.decoder().decode([FoundPost].self, from: Data(page.body))
+                #expect(found.map { [$0.title, $0.content, $0.excerpt, "\($0.version)"] } == [["Kayak trips", "Paddles at dusk.", "Paddles at dusk.", "2"]])
+                #expect(found.map(\.highlights.title) == ["<mark>Kayak</mark> trips"])
+                #expect(found.map(\.highlights.excerpt) == ["Paddles at dusk."])
+                #expect(found.map { $0.contentHtml != nil } == [includeHTML])
+                #expect(page.total == 1)
+            }
+        }
+    }
+
     /// The tokens and lexemes of a text edited away are let go: the index is loaded again once
     /// its tables have outgrown the load, so an author rewriting a post with new words does not
     /// grow the index for ever. Searches go on meanwhile, each reading one index's tables: its

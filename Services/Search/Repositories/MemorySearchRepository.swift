@@ -5,7 +5,8 @@ import PostlyService
 
 /// `SearchRepository` on the index in memory (`SearchIndex`): the query's words, their typos
 /// and completions from the lexicon, the posts ranked as sets, and the answer written from
-/// each result's JSON kept ready and its content (`ContentCache`, else the database).
+/// each result's JSON kept ready and its content (`ContentCache`, else the database); a post
+/// edited since the index listed it, from the tables (`StoredResults`).
 struct MemorySearchRepository: SearchRepository {
     let index: SearchIndex
     let contents: ContentCache
@@ -44,56 +45,83 @@ struct MemorySearchRepository: SearchRepository {
             throw APIError.unavailable("The search index is loading", retryAfterSeconds: 1)
         }
         let stored = try await contents(of: found.hits, includeHTML: includeHTML)
-        // A post deleted since it was found has no content any more, and is left out.
-        let listed = found.hits.compactMap { hit in stored.contents[hit.post.id].map { (hit, content: $0) } }
+        // A post edited since the index listed it is written from the tables, as it is now
+        // (the index lags them by moments, by a load's length at worst).
+        let moved =
+            stored.moved.isEmpty
+            ? [:]
+            : try await database.withConnection { connection in
+                try await StoredResults.read(
+                    stored.moved, matched: stems.flatMap(\.alternatives), includeHTML: includeHTML, in: connection)
+            }
+        // A post deleted or unpublished since it was found has no content any more, and is
+        // left out.
+        let listed = found.hits.filter { stored.contents[$0.post.id] != nil || moved[$0.post.id] != nil }
         var body: [UInt8] = [UInt8(ascii: "[")]
-        body.reserveCapacity(listed.reduce(2) { $0 + $1.0.post.listed.size + $1.content.count + 1024 })
+        body.reserveCapacity(listed.reduce(2) { $0 + $1.post.listed.size + (stored.contents[$1.post.id]?.count ?? 8192) + 1024 })
         found.tokens.read { tokens in
-            for (number, (hit, content)) in listed.enumerated() {
+            for (number, hit) in listed.enumerated() {
                 if number > 0 { body.append(UInt8(ascii: ",")) }
-                let highlights = Highlights(
-                    title: hit.post.title.split(matched: matched, table: tokens),
-                    content: hit.post.content.excerptWords(matched: matched, table: tokens))
-                hit.post.listed.write(
-                    author: hit.author, comments: hit.comments, likes: hit.post.likes, content: content,
-                    contentHtml: stored.html[hit.post.id], highlights: highlights, to: &body)
+                if let content = stored.contents[hit.post.id] {
+                    let highlights = Highlights(
+                        title: hit.post.title.split(matched: matched, table: tokens),
+                        content: hit.post.content.excerptWords(matched: matched, table: tokens))
+                    hit.post.listed.write(
+                        author: hit.author, comments: hit.comments, likes: hit.post.likes, content: content,
+                        contentHtml: stored.html[hit.post.id], highlights: highlights, to: &body)
+                } else if let result = moved[hit.post.id] {
+                    var json = JSONWriter(capacity: 8192)
+                    result.write(to: &json)
+                    body.append(contentsOf: json.bytes)
+                }
             }
         }
         body.append(UInt8(ascii: "]"))
         // Nor are they counted.
-        return SearchPage(ids: listed.map(\.0.post.id), total: found.total - (found.hits.count - listed.count), body: body)
+        return SearchPage(ids: listed.map(\.post.id), total: found.total - (found.hits.count - listed.count), body: body)
     }
 
     /// The hits' contents (their `"content":...` fields) and, when asked for, their
     /// `contentHtml`, which the index does not keep: from `contents`, or (all of them when
     /// `contentHtml` is asked for) in one statement by their ids, the contents then kept in
-    /// `contents` for the next searches. A post gone since it was found has neither.
-    func contents(of hits: [IndexHit], includeHTML: Bool) async throws -> (contents: [String: [UInt8]], html: [String: String]) {
+    /// `contents` for the next searches. A post gone since it was found has neither; one whose
+    /// version moved since (`moved`) neither, as the index's title and excerpt are of the
+    /// version before.
+    func contents(
+        of hits: [IndexHit], includeHTML: Bool
+    ) async throws -> (contents: [String: [UInt8]], html: [String: String], moved: [String]) {
         var found: [String: [UInt8]] = [:]
         if !includeHTML {
             for hit in hits {
                 found[hit.post.id] = contents.content(of: ContentCache.Key(postId: hit.post.id, version: hit.post.listed.version))
             }
         }
-        let missing = hits.map(\.post.id).filter { found[$0] == nil }
-        guard !missing.isEmpty else { return (found, [:]) }
+        let missing = hits.filter { found[$0.post.id] == nil }
+        guard !missing.isEmpty else { return (found, [:], []) }
+        let listedVersions = Dictionary(uniqueKeysWithValues: missing.map { ($0.post.id, $0.post.listed.version) })
         var html: [String: String] = [:]
+        var moved: [String] = []
         let rows = try await database.query(
             """
             SELECT id, (post->>'version')::bigint AS version, post->>'content' AS content,
                 CASE WHEN \(includeHTML) THEN post->>'contentHtml' END AS html
-            FROM documents WHERE id = ANY(\(missing)) AND post IS NOT NULL
+            FROM documents WHERE id = ANY(\(missing.map(\.post.id))) AND post IS NOT NULL
             """)
         for row in rows {
             let id: String = try row.decode("id")
+            let version: Int = try row.decode("version")
             let content: String = try row.decode("content")
             var json = JSONWriter(capacity: content.utf8.count + 16)
             json.field("content", content)
+            contents.insert(json.bytes, for: ContentCache.Key(postId: id, version: version))
+            guard version == listedVersions[id] else {
+                moved.append(id)
+                continue
+            }
             found[id] = json.bytes
-            contents.insert(json.bytes, for: ContentCache.Key(postId: id, version: try row.decode("version")))
             html[id] = try row.decode("html", as: String?.self)
         }
-        return (found, html)
+        return (found, html, moved)
     }
 
     /// The query's words, folded as the lexicon's are, in order, each with its stems: split and

@@ -8,21 +8,17 @@ import PostlyService
 /// search answered before it kept its index in memory, now the oracle the tests hold
 /// `MemorySearchRepository` to.
 ///
-/// A search is three statements: the query's words as the index folds them; the ranked page
-/// with the number of all matches; the comments of the page's posts. Every query word becomes
-/// a stemmed query of its alternatives (`search_query`), matched against the published posts'
-/// vectors, their titles' vectors (both made from the stored split for each search: slow, and
-/// only the tests search this way) and the authors' names; each hit sets the word's bit, and
-/// the bits counted per post give the ranking: words matched, words in the title, words
-/// matched exactly, then the newest. Only the page is sorted and read in full; the rest is
-/// counted. The highlights are made here from the words the index stored for each title and
-/// content (`SplitText`), the excerpt around the first matched word (`search_positions`): no
-/// text is parsed again for a search.
+/// A search is four statements: the query's words as the index folds them; the ranked page
+/// with the number of all matches; the page's posts, then their comments (`StoredResults`).
+/// Every query word becomes a stemmed query of its alternatives (`search_query`), matched
+/// against the published posts' vectors, their titles' vectors (both made from the stored
+/// split for each search: slow, and only the tests search this way) and the authors' names;
+/// each hit sets the word's bit, and the bits counted per post give the ranking: words
+/// matched, words in the title, words matched exactly, then the newest. Only the page is
+/// sorted and read in full; the rest is counted.
 struct PostgresSearchRepository: SearchRepository {
     let database: Database
     let lexicon: Lexicon
-
-    private static let decoder = PostlyJSON.decoder()
 
     func search(_ text: String, page: PageRequest, includeHTML: Bool) async throws -> SearchPage {
         try await database.withConnection { connection in
@@ -79,66 +75,16 @@ struct PostgresSearchRepository: SearchRepository {
                     ORDER BY matched DESC, titled DESC, exact DESC, published_at DESC NULLS LAST, id
                     LIMIT \(page.limit) OFFSET \(page.offset)
                 )
-                SELECT total.count AS total, (SELECT lexemes FROM matched) AS matched, found.*
-                FROM (SELECT count(*) FROM ranked) total
-                LEFT JOIN LATERAL (
-                    SELECT page.matched, page.titled, page.exact, d.id, d.published_at,
-                           (CASE WHEN \(includeHTML) THEN d.post ELSE d.post - 'contentHtml' END)::text AS post,
-                           d.likes, a.name AS author_name, a.profile_picture AS author_picture, d.title_tokens, d.title_lexemes,
-                           d.content_tokens[2 * around.first_word - 1 : 2 * around.last_word + 1] AS excerpt_tokens,
-                           d.content_lexemes[around.first_word : around.last_word] AS excerpt_lexemes
-                    FROM page JOIN documents d USING (id) JOIN authors a ON a.user_id = d.author_id
-                    -- The words the excerpt can show: around the first match, else the first ones.
-                    -- The first match is looked up among the matched lexemes' first positions.
-                    CROSS JOIN LATERAL (
-                        SELECT coalesce(greatest(first_match - \(SplitText.wordsBeforeMatch), 1), 1) AS first_word,
-                               coalesce(first_match + \(SplitText.wordsAfterMatch), \(SplitText.excerptMinWords)) AS last_word
-                        FROM (SELECT min(p.positions[1]) AS first_match
-                              FROM unnest(ts_filter(setweight(search_positions(d.content_lexemes), 'A', (SELECT lexemes FROM matched)), '{a}')) AS p
-                        ) AS first
-                    ) AS around
-                ) found ON true
-                ORDER BY found.matched DESC, found.titled DESC, found.exact DESC, found.published_at DESC NULLS LAST, found.id
+                SELECT total.count AS total, (SELECT lexemes FROM matched) AS matched, page.id
+                FROM (SELECT count(*) FROM ranked) total LEFT JOIN page ON true
+                ORDER BY page.matched DESC, page.titled DESC, page.exact DESC, page.published_at DESC NULLS LAST, page.id
                 """)
             let total = try rows.first?.decode("total", as: Int.self) ?? 0
-            let matched = Set(try rows.first?.decode("matched", as: [String].self) ?? [])
-            let found = rows.filter { !$0.isNull("id") }
-            let ids = try found.map { try $0.decode("id", as: String.self) }
-            let comments = try await Self.comments(of: ids, in: connection)
-            let results = try found.map { row in
-                let id = try row.decode("id", as: String.self)
-                // The post as its events carried it, with what search keeps current itself.
-                var post = try Self.decoder.decode(Post.self, from: Data(try row.decode("post", as: String.self).utf8))
-                post.author.name = try row.decode("author_name")
-                post.author.profilePicture = try row.decode("author_picture")
-                post.likes = try row.decode("likes")
-                post.comments = comments[id] ?? []
-                post.commentsCount = post.comments.count
-                let highlights = Highlights(
-                    title: SplitText(tokens: try row.decode("title_tokens"), lexemes: try row.decode("title_lexemes"), matched: matched),
-                    content: SplitText(tokens: try row.decode("excerpt_tokens"), lexemes: try row.decode("excerpt_lexemes"), matched: matched))
-                return SearchResult(post: post, highlights: highlights)
-            }
-            return SearchPage(ids: ids, total: total, body: try PostlyJSON.encode(results))
+            let matched = try rows.first?.decode("matched", as: [String].self) ?? []
+            let ids = try rows.filter { !$0.isNull("id") }.map { try $0.decode("id", as: String.self) }
+            let stored = try await StoredResults.read(ids, matched: matched, includeHTML: includeHTML, in: connection)
+            let results = ids.compactMap { stored[$0] }
+            return SearchPage(ids: results.map(\.post.id), total: total, body: try PostlyJSON.encode(results))
         }
-    }
-
-    /// The comments of `postIds`' posts, oldest first, with their authors' current names.
-    static func comments(of postIds: [String], in connection: DatabaseConnection) async throws -> [String: [Comment]] {
-        guard !postIds.isEmpty else { return [:] }
-        let rows = try await connection.query(
-            """
-            SELECT c.id, c.post_id, c.content, c.author_id, COALESCE(a.name, c.author_name) AS author_name,
-                   CASE WHEN a.user_id IS NULL THEN c.author_picture ELSE a.profile_picture END AS author_picture, c.created_at
-            FROM comments c LEFT JOIN authors a ON a.user_id = c.author_id
-            WHERE c.post_id = ANY(\(postIds)) AND NOT c.deleted
-            ORDER BY c.created_at, c.id
-            """)
-        var comments: [String: [Comment]] = [:]
-        for row in rows {
-            let comment = try Comment(row: row)
-            comments[comment.postId, default: []].append(comment)
-        }
-        return comments
     }
 }
