@@ -23,6 +23,13 @@ public struct TextLimit: Sendable {
         return nil
     }
 
+    /// Whether `text` shows a reader nothing: only whitespace and characters drawn as nothing
+    /// (zero-width spaces and joiners, the byte-order mark, fillers: Unicode's default-ignorable
+    /// code points). Such a title, name or comment is refused as empty.
+    public static func isBlank(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint }
+    }
+
     /// The longest prefix of whole characters that fits.
     public func truncated(_ text: String) -> String {
         var kept = Substring(text.prefix(characters))

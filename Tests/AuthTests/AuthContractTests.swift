@@ -58,6 +58,7 @@ import Testing
                 (["name": "Ada", "email": "not-an-email", "password": "long enough"], "email"),
                 (["name": "Ada", "email": "ada@example.com", "password": "short"], "password"),
                 (["name": "   ", "email": "ada@example.com", "password": "long enough"], "name"),
+                (["name": "\u{200B}\u{3164}", "email": "ada@example.com", "password": "long enough"], "name"),
                 (["name": String(repeating: "n", count: 101), "email": "ada@example.com", "password": "long enough"], "name"),
                 (["name": "Ada\u{0}", "email": "ada@example.com", "password": "long enough"], "name"),
                 // 100 characters of 100 combining marks each: 20 KB, a token too big for any gateway.

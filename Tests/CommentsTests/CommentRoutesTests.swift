@@ -133,7 +133,7 @@ import TestSupport
 
             // 5,000 characters of 50 combining marks each would be about 1 MiB.
             let heavy = String(repeating: "a" + String(repeating: "\u{301}", count: 50), count: 5_000)
-            for content in [String(repeating: "a", count: 5_001), heavy, "", "   \n\t ", "a\u{0}b", nil] {
+            for content in [String(repeating: "a", count: 5_001), heavy, "", "   \n\t ", "\u{200B}\u{FEFF} \u{2060}", "a\u{0}b", nil] {
                 let response = try await client.postComment(postId, content: content, as: user)
                 #expect(response.status == .unprocessableContent)
                 #expect(response.problem?.errors?["content"] != nil)

@@ -77,6 +77,30 @@ import TestSupport
         }
     }
 
+    /// Misskey gives every unfollow of the same pair one Undo id (its Follow's made-up id and
+    /// "/undo"): the second unfollow, after a new Follow, ends that follow too. It was taken
+    /// for a repeat, and the follower was kept for good.
+    @Test func aSecondUnfollowUnderTheFirstOnesIdEndsTheNewFollow() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { (peer: RemotePeer) async throws in
+                let actor = service.urls.actor(ada.userId)
+                let madeUpFollow: JSONValue = [
+                    "id": .string("\(peer.base)/follows/pair"), "type": "Follow", "actor": .string(peer.actorId), "object": .string(actor),
+                ]
+                let undo: JSONValue = [
+                    "id": .string("\(peer.base)/follows/pair/undo"), "type": "Undo", "actor": .string(peer.actorId), "object": madeUpFollow,
+                ]
+                for round in 1...2 {
+                    #expect(try await service.post(peer.follow(actor), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                    #expect(try await followers(service) == 1)
+                    #expect(try await service.post(undo, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                    #expect(try await followers(service) == 0, "after unfollow \(round)")
+                }
+            }
+        }
+    }
+
     @Test func aDeletedRemoteActorIsForgotten() async throws {
         try await FederationTestService.run { service in
             try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))

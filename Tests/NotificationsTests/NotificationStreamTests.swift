@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import PostlyModels
 import PostlyPostgres
+import PostlyService
 import Testing
 import TestSupport
 
@@ -195,6 +196,37 @@ import TestSupport
             let reopened = try await service.openStream(as: author)
             #expect(reopened.status == 200)
             await reopened.close()
+        }
+    }
+
+    /// Listening's first start counts too: a stream held before it (the first listening
+    /// connection failed, and the server answered meanwhile) was signalled nothing, so it ends
+    /// and its client comes back with Last-Event-ID. It stayed open on heartbeats alone.
+    @Test func aStreamHeldBeforeItsInstanceFirstListenedEndsOnceItListens() async throws {
+        try await NotificationsTestService.run { service in
+            let database = service.database
+            let hub = NotificationHub(
+                database: database, repository: PostgresNotificationRepository(database: database),
+                openStreams: OpenStreams(database: database, streamsPerUser: 5, staleAfter: .seconds(30)), denyList: SessionDenyList(),
+                heartbeatInterval: .milliseconds(200), streamCapacity: 16, logger: testLogger)
+            let subscription = try await hub.admit(userId: "ada", sessionId: "session", expiresAt: Date() + 3600, closeConnection: {})
+            hub.hold(subscription)
+            let running = Task { try await hub.run() }
+            let ended = await withTaskGroup { group in
+                group.addTask {
+                    for await _ in subscription.items {}
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(5))
+                    return false
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? false
+            }
+            #expect(ended)
+            running.cancel()
+            _ = await running.result
         }
     }
 

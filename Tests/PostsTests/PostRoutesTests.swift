@@ -46,6 +46,8 @@ import TestSupport
             let ada = try await api.user()
             let cases = [
                 (#"{"title":"   ","content":"c"}"#, "title"),
+                // Drawn as nothing: zero-width space, byte-order mark, word joiner, Hangul filler.
+                (#"{"title":"\u200B\uFEFF \u2060\u3164","content":"c"}"#, "title"),
                 ("{\"title\":\"\(String(repeating: "x", count: 201))\",\"content\":\"c\"}", "title"),
                 // One character of 40 KB: an "x" with 20,000 combining marks.
                 ("{\"title\":\"x\(String(repeating: "\u{301}", count: 20_000))\",\"content\":\"c\"}", "title"),

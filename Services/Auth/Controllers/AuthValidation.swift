@@ -38,7 +38,7 @@ enum AuthValidation {
     static func validateRegistration(name: String?, email: String?, password: String?) throws -> (name: String, email: String, password: String) {
         var errors: [String: String] = [:]
         let name = name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        if name.isEmpty {
+        if TextLimit.isBlank(name) {
             errors["name"] = "must not be empty"
         } else if let problem = nameLimit.problem(with: name) {
             errors["name"] = problem

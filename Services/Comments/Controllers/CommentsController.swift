@@ -43,7 +43,7 @@ struct CommentsController: Sendable {
         if let idempotency, let answer = try await writes.storedAnswer(for: idempotency) { return answer }
 
         let content = (body.content ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard body.content != nil, !content.isEmpty else { throw APIError.invalidFields(["content": "must not be empty"]) }
+        guard body.content != nil, !TextLimit.isBlank(content) else { throw APIError.invalidFields(["content": "must not be empty"]) }
         if let problem = Self.contentLimit.problem(with: content) { throw APIError.invalidFields(["content": problem]) }
 
         let post = try await posts.visiblePost(id: postId, to: identity, authorization: request.headers[.authorization])

@@ -2,9 +2,9 @@ import PostlyEvents
 import PostlyPostgres
 
 /// What an inbox does with a verified activity, in one transaction with the record of its id
-/// (an id its actor sent before changes nothing): a `Follow` of a local actor adds the follower
-/// and sends a signed `Accept`; an `Undo` of a follow ends it; a `Delete` of the remote actor
-/// itself forgets it everywhere; anything else is acknowledged and ignored.
+/// (an id its actor sent before changes nothing, but an `Undo`'s): a `Follow` of a local actor
+/// adds the follower and sends a signed `Accept`; an `Undo` of a follow ends it; a `Delete` of
+/// the remote actor itself forgets it everywhere; anything else is acknowledged and ignored.
 struct InboxProcessor: Sendable {
     let writes: WriteUnit
     let documents: ActivityDocuments
@@ -24,7 +24,9 @@ struct InboxProcessor: Sendable {
         }
         try await writes.write { transaction in
             let connection = transaction.connection
-            guard try await Self.firstSight(of: id, from: signer.id, in: connection) else { return }
+            // An Undo is applied again when its id repeats (ending nothing, or what was followed
+            // since): Misskey gives every unfollow of the same pair one id.
+            guard try await Self.firstSight(of: id, from: signer.id, in: connection) || type == "Undo" else { return }
             switch type {
             case "Follow":
                 guard let userId = followed else { return }

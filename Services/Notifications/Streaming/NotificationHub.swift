@@ -27,8 +27,6 @@ final class NotificationHub: Service {
     private let state = Mutex(State())
     private let openGauge = Gauge(label: "postly_notification_streams_open")
     private let dropped = Counter(label: "postly_notification_streams_dropped_total")
-    /// Whether `LISTEN` took effect once already: when it does again, signals were missed.
-    private let listenedBefore = Atomic(false)
 
     init(
         database: Database, repository: any NotificationRepository, openStreams: OpenStreams, denyList: SessionDenyList,
@@ -119,14 +117,14 @@ final class NotificationHub: Service {
     }
 
     /// Streams a notification may have passed by end, so that their clients come back with
-    /// `Last-Event-ID` and get what they missed: every stream here once listening starts again
-    /// after the connection was lost (the signals sent meanwhile reached nobody), a recipient's
-    /// streams when their notification cannot be read.
+    /// `Last-Event-ID` and get what they missed: every stream here each time listening starts
+    /// (after the connection was lost, or first, after it failed while streams opened: the
+    /// signals sent meanwhile reached nobody), a recipient's streams when their notification
+    /// cannot be read.
     private func forwardSignals() async {
         let signals = database.listen(channel: NotificationSignal.channel) { [self] in
-            guard listenedBefore.exchange(true, ordering: .relaxed) else { return }
             let missed = subscriptions(where: { _ in true })
-            if !missed.isEmpty { logger.info("listening again; ending the open streams to catch up", metadata: ["streams": "\(missed.count)"]) }
+            if !missed.isEmpty { logger.info("listening; ending the open streams to catch up", metadata: ["streams": "\(missed.count)"]) }
             for subscription in missed { subscription.end() }
         }
         for await payload in signals {

@@ -107,7 +107,7 @@ enum PostValidation {
             return nil
         }
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty {
+        if TextLimit.isBlank(trimmed) {
             errors["title"] = "must not be empty"
         } else if let problem = titleLimit.problem(with: trimmed) {
             errors["title"] = problem
