@@ -187,4 +187,12 @@ let schema = Migrations([
             WHERE host ~ ':(443|80)$';
             DELETE FROM inbox_hosts WHERE host ~ ':(443|80)$';
             """),
+    Migration(
+        version: 12, name: "follows ended",
+        sql: """
+            -- A Follow that ended (undone, or replaced by a newer Follow of the same actor), kept
+            -- from then as long as any activity seen (`FollowerRepository`): an Undo of it
+            -- arriving again, or late, leaves a newer follow.
+            ALTER TABLE inbound_activities ADD COLUMN ended_follow boolean NOT NULL DEFAULT false;
+            """),
 ])

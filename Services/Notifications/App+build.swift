@@ -25,11 +25,15 @@ func buildApplicationAndHub(
     return (app, hub)
 }
 
-/// The notifications routes on the kit's middleware. Builds without touching the database.
+/// The notifications routes on the kit's middleware. Builds without touching the database; not
+/// ready until the hub listens for stored notifications.
 func buildRouter(
     _ kit: ServiceKit, _ configuration: NotificationsConfiguration, repository: any NotificationRepository, hub: NotificationHub
 ) -> Router<PostlyRequestContext> {
-    let router = kit.makeRouter(openAPI: openAPI)
+    let listening = ReadinessCheck(name: "listening") {
+        guard hub.isListening else { throw NotificationHub.NotListening() }
+    }
+    let router = kit.makeRouter(openAPI: openAPI, readinessChecks: [listening])
     NotificationsController(repository: repository, ticketLifetime: configuration.ticketLifetime).addRoutes(to: router)
     NotificationStreamController(repository: repository, hub: hub, denyList: kit.denyList).addRoutes(to: router)
     return router

@@ -28,6 +28,19 @@ import TestSupport
         }
     }
 
+    /// A Google account without a name, or with one that shows nothing, is named by its
+    /// email's local part, as a registration with such a name would be refused.
+    @Test func aGoogleAccountWithoutAVisibleNameIsNamedByItsEmail() async throws {
+        try await LocalOpenIDIssuer.run { issuer async throws in
+            try await AuthTestHarness.run(google: issuer) { auth async throws in
+                for (number, name) in [nil, "", "\u{200B}\u{3164}"].enumerated() {
+                    let answer = try await auth.loginWithGoogle(try await issuer.idToken(email: "katherine\(number)@example.com", name: name))
+                    #expect(try answer.session().user.name == "katherine\(number)", "\(String(describing: name))")
+                }
+            }
+        }
+    }
+
     /// Someone registered the victim's address first and chose the password; the victim then
     /// signs in with Google. The account is hers from then on: the squatter's password and
     /// sessions stop working.

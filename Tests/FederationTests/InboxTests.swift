@@ -39,13 +39,14 @@ import TestSupport
 
                 // The same Follow again changes nothing; a new Follow of the same actor is the same follower.
                 #expect(try await service.post(follow, to: "/ap/users/\(ada.userId)/inbox", signedBy: peer).status == .accepted)
-                #expect(try await service.post(peer.follow(service.urls.actor(ada.userId)), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                let renewed = peer.follow(service.urls.actor(ada.userId))
+                #expect(try await service.post(renewed, to: "/ap/inbox", signedBy: peer).status == .accepted)
                 #expect(try await followers(service) == 1)
                 let counted = JSONValue.parse(Array(try await service.get("/ap/users/\(ada.userId)/followers").body))
                 #expect(counted?["totalItems"] == 1)
 
                 // Undo of the follow ends it.
-                let undo: JSONValue = ["id": .string("\(peer.base)/undo/1"), "type": "Undo", "actor": .string(peer.actorId), "object": follow]
+                let undo: JSONValue = ["id": .string("\(peer.base)/undo/1"), "type": "Undo", "actor": .string(peer.actorId), "object": renewed]
                 #expect(try await service.post(undo, to: "/ap/inbox", signedBy: peer).status == .accepted)
                 #expect(try await followers(service) == 0)
             }
@@ -97,6 +98,32 @@ import TestSupport
                     #expect(try await service.post(undo, to: "/ap/inbox", signedBy: peer).status == .accepted)
                     #expect(try await followers(service) == 0, "after unfollow \(round)")
                 }
+            }
+        }
+    }
+
+    /// An Undo of an earlier Follow arriving after the actor followed anew (a retry, the first
+    /// answer lost or a 503; or deliveries reordered) leaves the new follow. It ended any follow
+    /// of the same actor, and the remote user got none of the posts they followed again for.
+    @Test func anUnfollowOfAnEarlierFollowLeavesTheNewOne() async throws {
+        try await FederationTestService.run { service in
+            try await service.apply(userEvent(UserSnapshot(userId: ada.userId, name: ada.name, profilePicture: nil), sequence: 1))
+            try await RemotePeer.with { (peer: RemotePeer) async throws in
+                let actor = service.urls.actor(ada.userId)
+                let first = peer.follow(actor)
+                let undo: JSONValue = ["id": .string("\(peer.base)/undo/first"), "type": "Undo", "actor": .string(peer.actorId), "object": first]
+                #expect(try await service.post(first, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await service.post(undo, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 0)
+                let second = peer.follow(actor)
+                #expect(try await service.post(second, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await service.post(undo, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 1, "a retried Undo")
+                // The Undo of the second arrives after a third Follow replaced it.
+                #expect(try await service.post(peer.follow(actor), to: "/ap/inbox", signedBy: peer).status == .accepted)
+                let undoSecond: JSONValue = ["id": .string("\(peer.base)/undo/second"), "type": "Undo", "actor": .string(peer.actorId), "object": second]
+                #expect(try await service.post(undoSecond, to: "/ap/inbox", signedBy: peer).status == .accepted)
+                #expect(try await followers(service) == 1, "a late Undo")
             }
         }
     }

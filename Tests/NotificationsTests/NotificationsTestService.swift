@@ -7,6 +7,7 @@ import NIOCore
 import PostlyKafka
 import PostlyModels
 import PostlyPostgres
+import Testing
 import TestSupport
 
 @testable import NotificationsService
@@ -60,6 +61,7 @@ struct NotificationsTestService: Sendable {
                     let other = try await build(try testConfiguration(brokers: otherBroker.brokers, messageTimeout: .seconds(5)))
                     try await other.app.test(.live) { otherClient in
                         try await consuming.app.test(.live) { client in
+                            try await listening(other.hub, consuming.hub)
                             try await body(
                                 NotificationsTestService(
                                     issuer: issuer, testDatabase: testDatabase, kafka: kafka, producer: producer,
@@ -68,6 +70,7 @@ struct NotificationsTestService: Sendable {
                     }
                 } else {
                     try await consuming.app.test(.live) { client in
+                        try await listening(consuming.hub)
                         try await body(
                             NotificationsTestService(
                                 issuer: issuer, testDatabase: testDatabase, kafka: kafka, producer: producer,
@@ -80,6 +83,11 @@ struct NotificationsTestService: Sendable {
             await testDatabase.drop()
             throw error
         }
+    }
+
+    /// Waits until the hubs listen: a stream opened before would be ended when they start.
+    private static func listening(_ hubs: NotificationHub...) async throws {
+        try #require(try await eventually(within: .seconds(10)) { hubs.allSatisfy(\.isListening) }, "the hubs listen")
     }
 
     var client: any TestClientProtocol { instances[0].client }

@@ -81,7 +81,7 @@ public final class GoogleIDTokenVerifier: Sendable {
         let name = claims.name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return GoogleIdentity(
             subject: claims.sub.value, email: email,
-            name: AuthValidation.nameLimit.truncated(name.isEmpty ? String(email.prefix { $0 != "@" }) : name),
+            name: AuthValidation.nameLimit.truncated(TextLimit.isBlank(name) ? String(email.prefix { $0 != "@" }) : name),
             picture: claims.picture.flatMap { $0.isEmpty ? nil : $0 })
     }
 

@@ -24,8 +24,8 @@ struct InboxProcessor: Sendable {
         }
         try await writes.write { transaction in
             let connection = transaction.connection
-            // An Undo is applied again when its id repeats (ending nothing, or what was followed
-            // since): Misskey gives every unfollow of the same pair one id.
+            // An Undo is applied again when its id repeats: Misskey gives every unfollow of the
+            // same pair one id (an Undo of a follow that ended already changes nothing).
             guard try await Self.firstSight(of: id, from: signer.id, in: connection) || type == "Undo" else { return }
             switch type {
             case "Follow":

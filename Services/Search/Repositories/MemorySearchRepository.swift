@@ -54,8 +54,8 @@ struct MemorySearchRepository: SearchRepository {
                 try await StoredResults.read(
                     stored.moved, matched: stems.flatMap(\.alternatives), includeHTML: includeHTML, in: connection)
             }
-        // A post deleted or unpublished since it was found has no content any more, and is
-        // left out.
+        // A post deleted or unpublished since it was found has no content in the tables any
+        // more: when its content is read from them, it is left out.
         let listed = found.hits.filter { stored.contents[$0.post.id] != nil || moved[$0.post.id] != nil }
         var body: [UInt8] = [UInt8(ascii: "[")]
         body.reserveCapacity(listed.reduce(2) { $0 + $1.post.listed.size + (stored.contents[$1.post.id]?.count ?? 8192) + 1024 })
