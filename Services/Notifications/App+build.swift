@@ -26,12 +26,12 @@ func buildApplicationAndHub(
 }
 
 /// The notifications routes on the kit's middleware. Builds without touching the database; not
-/// ready until the hub listens for stored notifications.
+/// ready until the hub has listened for stored notifications.
 func buildRouter(
     _ kit: ServiceKit, _ configuration: NotificationsConfiguration, repository: any NotificationRepository, hub: NotificationHub
 ) -> Router<PostlyRequestContext> {
     let listening = ReadinessCheck(name: "listening") {
-        guard hub.isListening else { throw NotificationHub.NotListening() }
+        guard hub.hasListened else { throw NotificationHub.NotListened() }
     }
     let router = kit.makeRouter(openAPI: openAPI, readinessChecks: [listening])
     NotificationsController(repository: repository, ticketLifetime: configuration.ticketLifetime).addRoutes(to: router)

@@ -33,7 +33,9 @@ import TestSupport
     @Test func aGoogleAccountWithoutAVisibleNameIsNamedByItsEmail() async throws {
         try await LocalOpenIDIssuer.run { issuer async throws in
             try await AuthTestHarness.run(google: issuer) { auth async throws in
-                for (number, name) in [nil, "", "\u{200B}\u{3164}"].enumerated() {
+                // As many Hangul fillers as a name may have, then a name: blank once cut.
+                let invisibleFirst = String(repeating: "\u{3164}", count: 100) + "Bob"
+                for (number, name) in [nil, "", "\u{200B}\u{3164}", invisibleFirst].enumerated() {
                     let answer = try await auth.loginWithGoogle(try await issuer.idToken(email: "katherine\(number)@example.com", name: name))
                     #expect(try answer.session().user.name == "katherine\(number)", "\(String(describing: name))")
                 }

@@ -211,7 +211,7 @@ import TestSupport
                 heartbeatInterval: .milliseconds(200), streamCapacity: 16, logger: testLogger)
             let subscription = try await hub.admit(userId: "ada", sessionId: "session", expiresAt: Date() + 3600, closeConnection: {})
             hub.hold(subscription)
-            #expect(!hub.isListening, "not ready")
+            #expect(!hub.hasListened, "not ready")
             let running = Task { try await hub.run() }
             let ended = await withTaskGroup { group in
                 group.addTask {
@@ -226,7 +226,7 @@ import TestSupport
                 return await group.next() ?? false
             }
             #expect(ended)
-            #expect(hub.isListening)
+            #expect(hub.hasListened)
             running.cancel()
             _ = await running.result
         }

@@ -85,9 +85,9 @@ struct NotificationsTestService: Sendable {
         }
     }
 
-    /// Waits until the hubs listen: a stream opened before would be ended when they start.
+    /// Waits until the hubs have listened: a stream opened before would be ended when they start.
     private static func listening(_ hubs: NotificationHub...) async throws {
-        try #require(try await eventually(within: .seconds(10)) { hubs.allSatisfy(\.isListening) }, "the hubs listen")
+        try #require(try await eventually(within: .seconds(10)) { hubs.allSatisfy(\.hasListened) }, "the hubs have listened")
     }
 
     var client: any TestClientProtocol { instances[0].client }

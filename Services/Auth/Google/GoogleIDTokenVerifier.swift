@@ -78,10 +78,11 @@ public final class GoogleIDTokenVerifier: Sendable {
         guard let email = claims.email.map(EmailAddress.normalized), !email.isEmpty, claims.emailVerified?.value == true else {
             throw APIError.unauthorized("The Google account's email is not verified")
         }
-        let name = claims.name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        // Blank once cut to length (invisible characters first), it is the email's local part.
+        let name = AuthValidation.nameLimit.truncated(claims.name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
         return GoogleIdentity(
             subject: claims.sub.value, email: email,
-            name: AuthValidation.nameLimit.truncated(TextLimit.isBlank(name) ? String(email.prefix { $0 != "@" }) : name),
+            name: TextLimit.isBlank(name) ? AuthValidation.nameLimit.truncated(String(email.prefix { $0 != "@" })) : name,
             picture: claims.picture.flatMap { $0.isEmpty ? nil : $0 })
     }
 

@@ -24,6 +24,9 @@ struct InboxProcessor: Sendable {
         }
         try await writes.write { transaction in
             let connection = transaction.connection
+            // One actor's activities one at a time: a Follow and an Undo of it each read what the
+            // other ended, which a statement running alongside would not see.
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(\("inbox:" + signer.id), 0))")
             // An Undo is applied again when its id repeats: Misskey gives every unfollow of the
             // same pair one id (an Undo of a follow that ended already changes nothing).
             guard try await Self.firstSight(of: id, from: signer.id, in: connection) || type == "Undo" else { return }

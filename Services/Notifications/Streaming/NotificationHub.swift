@@ -27,9 +27,9 @@ final class NotificationHub: Service {
     private let state = Mutex(State())
     private let openGauge = Gauge(label: "postly_notification_streams_open")
     private let dropped = Counter(label: "postly_notification_streams_dropped_total")
-    private let listening = Atomic(false)
+    private let listened = Atomic(false)
 
-    struct NotListening: Error {}
+    struct NotListened: Error {}
 
     init(
         database: Database, repository: any NotificationRepository, openStreams: OpenStreams, denyList: SessionDenyList,
@@ -90,10 +90,11 @@ final class NotificationHub: Service {
 
     var streamCount: Int { state.withLock { $0.count } }
 
-    /// Whether listening for stored notifications started: streams opened before carry nothing
-    /// until it does (and are then ended, to come back for what they missed), so the instance
-    /// is not ready before.
-    var isListening: Bool { listening.load(ordering: .relaxed) }
+    /// Whether listening for stored notifications started once: streams opened before carry
+    /// nothing until it does (and are then ended, to come back for what they missed), so the
+    /// instance is not ready before. A connection lost later is not counted here: its streams
+    /// end when it listens again, as they would on any instance.
+    var hasListened: Bool { listened.load(ordering: .relaxed) }
 
     /// Closes the streams of a revoked session at once: a stream still writing its replay to a
     /// slow reader went on to its end, and ending the queue did not stop it.
@@ -131,7 +132,7 @@ final class NotificationHub: Service {
     /// cannot be read.
     private func forwardSignals() async {
         let signals = database.listen(channel: NotificationSignal.channel) { [self] in
-            listening.store(true, ordering: .relaxed)
+            listened.store(true, ordering: .relaxed)
             let missed = subscriptions(where: { _ in true })
             if !missed.isEmpty { logger.info("listening; ending the open streams to catch up", metadata: ["streams": "\(missed.count)"]) }
             for subscription in missed { subscription.end() }
